@@ -1,0 +1,161 @@
+/* brig: an OCI container runtime. This file parses the global options and
+ * dispatches to the command table; every command lives in commands/. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands/commands.h"
+
+/* Only commands that work are listed here (and so in --help). */
+const struct brig_command brig_commands[] = {
+  { "version", "print the version and the compiled-in features", cmd_version },
+};
+const int brig_commands_count = (int) (sizeof brig_commands / sizeof brig_commands[0]);
+
+static void
+usage (FILE *out)
+{
+  fprintf (out,
+           "Usage: brig [global options] COMMAND [command options] [arguments]\n"
+           "\n"
+           "brig runs containers from OCI bundles (config.json + rootfs).\n"
+           "\n"
+           "Commands:\n");
+  for (int i = 0; i < brig_commands_count; i++)
+    fprintf (out, "  %-12s %s\n", brig_commands[i].name, brig_commands[i].summary);
+  fprintf (out,
+           "\n"
+           "Global options:\n"
+           "  --root DIR             state directory (default /run/brig, or $XDG_RUNTIME_DIR/brig rootless)\n"
+           "  --log FILE             also write messages to FILE\n"
+           "  --log-format FORMAT    text (default) or json\n"
+           "  --systemd-cgroup       use the systemd cgroup manager\n"
+           "  --rootless true|false|auto  rootless mode (default auto)\n"
+           "  --debug                log debug messages\n"
+           "  --help, -h             show this help\n"
+           "  --version, -v          print the version\n");
+}
+
+static const struct brig_command *
+find_command (const char *name)
+{
+  for (int i = 0; i < brig_commands_count; i++)
+    if (strcmp (brig_commands[i].name, name) == 0)
+      return &brig_commands[i];
+  return NULL;
+}
+
+static int
+parse_rootless (const char *v)
+{
+  if (v == NULL || strcmp (v, "true") == 0)
+    return 1;
+  if (strcmp (v, "false") == 0)
+    return 0;
+  if (strcmp (v, "auto") == 0)
+    return -1;
+  return -2;
+}
+
+static const char *
+default_root (int rootless)
+{
+  static char buf[4096];
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if ((rootless == 1 || (rootless == -1 && geteuid () != 0)) && xdg && *xdg)
+    {
+      snprintf (buf, sizeof buf, "%s/brig", xdg);
+      return buf;
+    }
+  return "/run/brig";
+}
+
+int
+main (int argc, char **argv)
+{
+  enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_SYSTEMD, OPT_ROOTLESS, OPT_DEBUG,
+         OPT_CRIU };
+  static const struct option opts[] = {
+    { "root", required_argument, NULL, OPT_ROOT },
+    { "log", required_argument, NULL, OPT_LOG },
+    { "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+    { "systemd-cgroup", no_argument, NULL, OPT_SYSTEMD },
+    { "rootless", optional_argument, NULL, OPT_ROOTLESS },
+    { "debug", no_argument, NULL, OPT_DEBUG },
+    { "criu", required_argument, NULL, OPT_CRIU },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'v' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct brig_globals g = { .rootless = -1, .log_format = BRIG_LOG_TEXT };
+  const struct brig_command *cmd;
+  int c, r;
+
+  /* '+': stop at the command name; the rest belongs to the command. */
+  opterr = 0;
+  while ((c = getopt_long_only (argc, argv, "+hv", opts, NULL)) != -1)
+    {
+      switch (c)
+        {
+        case OPT_ROOT: g.root = optarg; break;
+        case OPT_LOG: g.log = optarg; break;
+        case OPT_LOG_FORMAT:
+          if (strcmp (optarg, "json") == 0)
+            g.log_format = BRIG_LOG_JSON;
+          else if (strcmp (optarg, "text") == 0)
+            g.log_format = BRIG_LOG_TEXT;
+          else
+            {
+              fprintf (stderr, "brig: invalid --log-format \"%s\": expected text or json\n", optarg);
+              return 1;
+            }
+          break;
+        case OPT_SYSTEMD: g.systemd_cgroup = true; break;
+        case OPT_ROOTLESS:
+          g.rootless = parse_rootless (optarg);
+          if (g.rootless == -2)
+            {
+              fprintf (stderr, "brig: invalid --rootless \"%s\": expected true, false or auto\n", optarg);
+              return 1;
+            }
+          break;
+        case OPT_DEBUG: g.debug = true; break;
+        case OPT_CRIU: break; /* accepted for runc compatibility; criu is found in $PATH */
+        case 'h': usage (stdout); return 0;
+        case 'v': cli_print_version (); return 0;
+        default:
+          fprintf (stderr, "brig: unknown global option \"%s\" (see 'brig --help')\n", argv[optind - 1]);
+          return 1;
+        }
+    }
+
+  if (optind >= argc)
+    {
+      usage (stderr);
+      return 1;
+    }
+  r = brig_log_init (g.log, g.log_format, g.debug);
+  if (r < 0)
+    {
+      fprintf (stderr, "brig: open log file %s: %s\n", g.log, strerror (-r));
+      return 1;
+    }
+  if (g.root == NULL)
+    g.root = default_root (g.rootless);
+
+  cmd = find_command (argv[optind]);
+  if (cmd == NULL)
+    {
+      brig_log (BRIG_LOG_ERROR, "brig: unknown command \"%s\" (see 'brig --help')", argv[optind]);
+      return 1;
+    }
+  /* Hand the command its own argv, with argv[0] = command name. */
+  optind++;
+  argv += optind - 1;
+  argc -= optind - 1;
+  optind = 0; /* re-initialise getopt for the command's own parsing */
+  opterr = 1;
+  return cmd->run (&g, argc, argv);
+}

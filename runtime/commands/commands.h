@@ -1,0 +1,65 @@
+/* The brig command line: global options and one entry per command. Each
+ * command lives in its own file, parses its own flags and calls libbrig. */
+#ifndef BRIG_COMMANDS_H
+#define BRIG_COMMANDS_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "log.h"
+
+struct brig_globals {
+  const char *root;            /* --root, state directory */
+  const char *log;             /* --log file or NULL */
+  enum brig_log_format log_format;
+  bool debug;
+  bool systemd_cgroup;         /* --systemd-cgroup */
+  int rootless;                /* --rootless: -1 auto, 0 false, 1 true */
+};
+
+struct brig_command {
+  const char *name;
+  const char *summary;
+  int (*run) (struct brig_globals *g, int argc, char **argv);
+};
+
+/* Print err (once, to stderr and the log) and return exit status 1. */
+int cli_fail (brig_error *err);
+
+/* Print "brig NAME: " + message as an error and return 1. */
+int cli_usage_error (const char *cmd, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+/* Check that exactly n positional arguments remain after option parsing. */
+int cli_require_args (const char *cmd, int argc, char **argv, int optind_, int n);
+
+/* Parse a --format value; returns 0 for table, 1 for json, -1 if invalid. */
+int cli_parse_format (const char *cmd, const char *value);
+
+/* The command table (brig.c) and its length. */
+extern const struct brig_command brig_commands[];
+extern const int brig_commands_count;
+
+int cmd_version (struct brig_globals *g, int argc, char **argv);
+int cmd_spec (struct brig_globals *g, int argc, char **argv);
+int cmd_features (struct brig_globals *g, int argc, char **argv);
+int cmd_create (struct brig_globals *g, int argc, char **argv);
+int cmd_start (struct brig_globals *g, int argc, char **argv);
+int cmd_run (struct brig_globals *g, int argc, char **argv);
+int cmd_state (struct brig_globals *g, int argc, char **argv);
+int cmd_list (struct brig_globals *g, int argc, char **argv);
+int cmd_kill (struct brig_globals *g, int argc, char **argv);
+int cmd_delete (struct brig_globals *g, int argc, char **argv);
+int cmd_exec (struct brig_globals *g, int argc, char **argv);
+int cmd_ps (struct brig_globals *g, int argc, char **argv);
+int cmd_pause (struct brig_globals *g, int argc, char **argv);
+int cmd_resume (struct brig_globals *g, int argc, char **argv);
+int cmd_update (struct brig_globals *g, int argc, char **argv);
+int cmd_events (struct brig_globals *g, int argc, char **argv);
+int cmd_checkpoint (struct brig_globals *g, int argc, char **argv);
+int cmd_restore (struct brig_globals *g, int argc, char **argv);
+
+/* Print the version block (brig version X, spec, features). */
+void cli_print_version (void);
+
+#endif

@@ -1,0 +1,30 @@
+/* Logging: brig writes diagnostics to stderr and, with --log, to a file in
+ * text or JSON lines ({"level":..,"msg":..,"time":..}). Nothing in libbrig
+ * ever writes to stdout. */
+#ifndef BRIG_LOG_H
+#define BRIG_LOG_H
+
+#include <stdbool.h>
+
+enum brig_log_level { BRIG_LOG_ERROR, BRIG_LOG_WARNING, BRIG_LOG_INFO, BRIG_LOG_DEBUG };
+enum brig_log_format { BRIG_LOG_TEXT, BRIG_LOG_JSON };
+
+/* Configure logging: path may be NULL (stderr only); a path that cannot be
+ * opened returns -errno. debug enables debug messages. */
+int brig_log_init (const char *path, enum brig_log_format format, bool debug);
+
+/* Log one message. Errors and warnings also go to stderr; info and debug go
+ * only to the log file (debug also to stderr when no --log is set). */
+void brig_log (enum brig_log_level level, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+/* True when --debug is on (to skip building expensive debug messages). */
+bool brig_log_debug_enabled (void);
+
+/* The log fd (or -1), so the container init can keep logging until exec. */
+int brig_log_fd (void);
+
+#define brig_warn(...) brig_log (BRIG_LOG_WARNING, __VA_ARGS__)
+#define brig_debug(...) do { if (brig_log_debug_enabled ()) brig_log (BRIG_LOG_DEBUG, __VA_ARGS__); } while (0)
+
+#endif

@@ -1,0 +1,229 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "utils.h"
+
+void brig_freep (void *p) { free (*(void **) p); }
+
+void
+brig_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+  *fd = -1;
+}
+
+void brig_fclosep (FILE **f) { if (*f) fclose (*f); }
+void brig_closedirp (DIR **d) { if (*d) closedir (*d); }
+
+void
+brig_strv_free (char **v)
+{
+  if (v == NULL)
+    return;
+  for (char **p = v; *p; p++)
+    free (*p);
+  free (v);
+}
+
+void brig_strv_freep (char ***v) { brig_strv_free (*v); }
+
+void *
+xmalloc0 (size_t size)
+{
+  void *p = calloc (1, size ? size : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+xrealloc (void *p, size_t size)
+{
+  p = realloc (p, size ? size : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+char *
+xstrdup (const char *s)
+{
+  char *r;
+  if (s == NULL)
+    return NULL;
+  r = strdup (s);
+  if (r == NULL)
+    abort ();
+  return r;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  char *r;
+  va_list ap;
+  va_start (ap, fmt);
+  if (vasprintf (&r, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return r;
+}
+
+int
+brig_read_fd (int fd, char **out, size_t *len, brig_error *err)
+{
+  size_t cap = 4096, n = 0;
+  char *buf = xmalloc0 (cap);
+
+  for (;;)
+    {
+      ssize_t r;
+      if (n + 1 >= cap)
+        {
+          cap *= 2;
+          buf = xrealloc (buf, cap);
+        }
+      r = read (fd, buf + n, cap - n - 1);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          free (buf);
+          return brig_error_errno (err, "read");
+        }
+      if (r == 0)
+        break;
+      n += (size_t) r;
+    }
+  buf[n] = '\0';
+  *out = buf;
+  if (len)
+    *len = n;
+  return 0;
+}
+
+int
+brig_read_file_at (int dirfd, const char *path, char **out, size_t *len, brig_error *err)
+{
+  _cleanup_close_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return brig_error_errno (err, "open %s", path);
+  if (brig_read_fd (fd, out, len, err) < 0)
+    return brig_error_wrap (err, "%s", path);
+  return 0;
+}
+
+int
+brig_write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t w = write (fd, p, len);
+      if (w < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      p += w;
+      len -= (size_t) w;
+    }
+  return 0;
+}
+
+int
+brig_write_file_atomic (int dirfd, const char *path, const char *buf, size_t len,
+                        mode_t mode, brig_error *err)
+{
+  _cleanup_free_ char *tmp = xasprintf ("%s.tmp.%d", path, (int) getpid ());
+  _cleanup_close_ int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  int r;
+
+  if (fd < 0)
+    return brig_error_errno (err, "create %s", tmp);
+  r = brig_write_all (fd, buf, len);
+  if (r < 0)
+    {
+      unlinkat (dirfd, tmp, 0);
+      return brig_error_set (err, -r, "write %s", tmp);
+    }
+  if (renameat (dirfd, tmp, dirfd, path) < 0)
+    {
+      r = errno;
+      unlinkat (dirfd, tmp, 0);
+      return brig_error_set (err, r, "rename %s", path);
+    }
+  return 0;
+}
+
+int
+brig_write_string_at (int dirfd, const char *path, const char *value)
+{
+  _cleanup_close_ int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  return brig_write_all (fd, value, strlen (value));
+}
+
+int
+brig_mkdir_p (const char *path, mode_t mode)
+{
+  _cleanup_free_ char *copy = xstrdup (path);
+  for (char *p = copy + 1; ; p++)
+    {
+      if (*p == '/' || *p == '\0')
+        {
+          char saved = *p;
+          *p = '\0';
+          if (mkdir (copy, mode) < 0 && errno != EEXIST)
+            return -errno;
+          *p = saved;
+          if (saved == '\0')
+            break;
+        }
+    }
+  return 0;
+}
+
+unsigned long long
+brig_proc_start_time (pid_t pid)
+{
+  char path[64], buf[1024];
+  _cleanup_close_ int fd = -1;
+  ssize_t n;
+  char *p;
+  unsigned long long start = 0;
+
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* The command name may hold spaces and parentheses: skip to the last ')'. */
+  p = strrchr (buf, ')');
+  if (p == NULL)
+    return 0;
+  /* After ") " come fields 3..; starttime is field 22. */
+  p += 2;
+  for (int field = 3; field < 22 && p; field++)
+    {
+      p = strchr (p, ' ');
+      if (p)
+        p++;
+    }
+  if (p)
+    start = strtoull (p, NULL, 10);
+  return start;
+}

@@ -1,0 +1,64 @@
+/* Small helpers shared by libbrig: cleanup attributes, file I/O, retries. */
+#ifndef BRIG_UTILS_H
+#define BRIG_UTILS_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "error.h"
+
+void brig_freep (void *p);
+void brig_closep (int *fd);
+void brig_fclosep (FILE **f);
+void brig_closedirp (DIR **d);
+/* Free a NULL-terminated string vector and its strings. */
+void brig_strv_free (char **v);
+void brig_strv_freep (char ***v);
+
+#define _cleanup_free_ __attribute__ ((cleanup (brig_freep)))
+#define _cleanup_close_ __attribute__ ((cleanup (brig_closep)))
+#define _cleanup_fclose_ __attribute__ ((cleanup (brig_fclosep)))
+#define _cleanup_closedir_ __attribute__ ((cleanup (brig_closedirp)))
+#define _cleanup_strv_ __attribute__ ((cleanup (brig_strv_freep)))
+
+/* Hand over ownership out of a cleanup variable. */
+#define brig_steal_ptr(p) ({ __typeof__ (p) _tmp = (p); (p) = NULL; _tmp; })
+#define brig_steal_fd(fd) ({ int _tmp = (fd); (fd) = -1; _tmp; })
+
+#define BRIG_ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+
+/* malloc/strdup that abort on OOM: brig cannot do anything useful without
+ * a few bytes, and this keeps error paths about real failures. */
+void *xmalloc0 (size_t size);
+void *xrealloc (void *p, size_t size);
+char *xstrdup (const char *s);
+char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Read all of fd / the file at path into a NUL-terminated malloc'd buffer. */
+int brig_read_fd (int fd, char **out, size_t *len, brig_error *err);
+int brig_read_file_at (int dirfd, const char *path, char **out, size_t *len, brig_error *err);
+
+/* Write buf to path (relative to dirfd) through a temporary file and
+ * rename(2), so readers never see a partial file. */
+int brig_write_file_atomic (int dirfd, const char *path, const char *buf, size_t len,
+                            mode_t mode, brig_error *err);
+
+/* Write len bytes to fd, retrying on EINTR and short writes; 0 or -errno. */
+int brig_write_all (int fd, const void *buf, size_t len);
+
+/* Write a short string to a file (sysfs, procfs, cgroupfs); 0 or -errno. */
+int brig_write_string_at (int dirfd, const char *path, const char *value);
+
+/* mkdir -p with mode for each missing component; 0 or -errno. */
+int brig_mkdir_p (const char *path, mode_t mode);
+
+/* Seconds and nanoseconds since boot at which process pid started
+ * (field 22 of /proc/PID/stat, in clock ticks); 0 on failure. */
+unsigned long long brig_proc_start_time (pid_t pid);
+
+#endif
