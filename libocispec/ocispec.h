@@ -62,18 +62,28 @@ typedef struct oci_error {
 } oci_error;
 
 /* Parse a JSON document held in buf (len bytes) into a new struct of type t.
- * name is used as the message prefix ("config.json"). Returns NULL and sets
- * err->msg on failure. */
+ * name is used as the message prefix ("config.json"; NULL: no prefix).
+ * Returns NULL on failure with errno set (EINVAL for a bad document) and
+ * err->msg set (err may be NULL; msg stays NULL if even it cannot be
+ * allocated). Unknown properties are ignored, null counts as absent, and a
+ * duplicate key replaces the earlier value. */
 void *oci_parse_data (const oci_type *t, const char *buf, size_t len,
                       const char *name, oci_error *err);
 
 /* Parse the file at path into a new struct of type t (see oci_parse_data);
- * the message prefix is the file's basename. */
+ * the message prefix is the file's basename. Documents over 64 MiB are
+ * refused. */
 void *oci_parse_file (const oci_type *t, const char *path, oci_error *err);
 
 /* Serialise obj (of type t) to a malloc'd NUL-terminated JSON string;
- * pretty selects indented output. Returns NULL with errno set on failure. */
+ * pretty selects 2-space indented output ending in a newline; absent fields
+ * are omitted. len (may be NULL) receives the length. Returns NULL with errno
+ * set on failure (EILSEQ: a string is not valid UTF-8). */
 char *oci_generate (const oci_type *t, const void *obj, bool pretty, size_t *len);
+
+/* Whether a and b (both of type t, either may be NULL) hold the same values,
+ * presence included. */
+bool oci_equal (const oci_type *t, const void *a, const void *b);
 
 /* Release obj (of type t) and everything it owns; NULL is fine. */
 void oci_free (const oci_type *t, void *obj);
@@ -91,7 +101,8 @@ static inline void oci_process_free (oci_process *p) { oci_free (&oci_process_ty
 /* Look up key in a string map; NULL when absent. */
 const char *oci_map_get (const oci_map *m, const char *key);
 
-/* Append key=value to a map (allocating it when *m is NULL); 0 or -ENOMEM. */
+/* Set key to a copy of value in *m (allocating the map when *m is NULL):
+ * an existing key keeps its place, a new one is appended. 0 or -ENOMEM. */
 int oci_map_set (oci_map **m, const char *key, const char *value);
 
 #endif
