@@ -5,6 +5,7 @@
 #define BRIG_ROOTFS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 #include "ocispec.h"
@@ -13,8 +14,21 @@ struct brig_rootfs_opts {
   bool no_pivot;     /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
   bool userns;       /* the container has a new user namespace: bind device
                         nodes from the host instead of mknod */
-  int console_fd;    /* >= 0: pty slave to bind on /dev/console, else -1 */
+  int console_fd;    /* >= 0: pty slave to bind on /dev/console, else -1
+                        (it must have been opened after the mount namespace
+                        was unshared, or the kernel refuses the bind) */
+  const char *bundle;    /* base of relative bind-mount sources (runtime-spec:
+                            "relative to the bundle"); NULL: the cwd */
+  const int *mount_fds;  /* NULL, or one entry per cfg->mounts: >= 0 is a
+                            detached mount (open_tree(2), e.g. idmapped by
+                            rootfs_prepare_idmap_mounts in the parent) that is
+                            attached instead of mounting the source */
 };
+
+/* Check root, mounts (destinations, options, idmap requirements),
+ * rootfsPropagation and linux.devices without touching the system, so
+ * create can fail before it makes anything. */
+int rootfs_validate (const oci_config *cfg, brig_error *err);
 
 /* Before pivot: make mounts private/slave per rootfsPropagation, bind the
  * rootfs onto itself, apply every entry of cfg->mounts in order, set up /dev
@@ -30,5 +44,20 @@ int rootfs_pivot (const char *rootfs, bool no_pivot, brig_error *err);
 /* After pivot: maskedPaths, readonlyPaths, root.readonly, and the final
  * propagation of "/". */
 int rootfs_finalize (const oci_config *cfg, brig_error *err);
+
+/* In the parent, before the init is cloned (and before it enters a user
+ * namespace): for every idmap/ridmap mount (or one with uidMappings), make
+ * a detached, idmapped copy of its source with the mount's attributes.
+ * *fds_out gets NULL (no such mount) or an array with one entry per
+ * cfg->mounts (-1 where none) to pass as brig_rootfs_opts.mount_fds. */
+int rootfs_prepare_idmap_mounts (const oci_config *cfg, const char *bundle, int **fds_out,
+                                 brig_error *err);
+
+/* Close and free what rootfs_prepare_idmap_mounts returned (n: mounts_len). */
+void rootfs_close_mount_fds (int *fds, size_t n);
+
+/* After pivot: bind the pty slave console_fd onto /dev/console (creating
+ * the mount point). For a console made inside the container. */
+int rootfs_mount_console (int console_fd, brig_error *err);
 
 #endif

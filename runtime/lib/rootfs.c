@@ -1,0 +1,551 @@
+/* The container's filesystem view, before pivot: propagation, the rootfs
+ * self-bind, every entry of config.json "mounts" in order, and /dev.
+ *
+ * Every destination is resolved inside the rootfs (paths.c) and mounted
+ * through the resolved fd: bind mounts with open_tree + mount_setattr +
+ * move_mount (attributes are set on the detached copy, so the mount is never
+ * visible with the wrong flags), filesystems with mount(2) onto
+ * /proc/self/fd/N of the resolved target. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "devices.h"
+#include "log.h"
+#include "mountinfo.h"
+#include "paths.h"
+#include "rootfs_internal.h"
+#include "utils.h"
+
+bool
+rootfs_has_namespace (const oci_config *cfg, const char *type)
+{
+  for (size_t i = 0; cfg->linux && i < cfg->linux->namespaces_len; i++)
+    if (cfg->linux->namespaces[i].type && strcmp (cfg->linux->namespaces[i].type, type) == 0)
+      return true;
+  return false;
+}
+
+static bool
+is_bind (const oci_mount *m, const struct brig_mount_options *o)
+{
+  return o->bind || (m->type && strcmp (m->type, "bind") == 0);
+}
+
+static const char *
+mount_name (const oci_mount *m)
+{
+  if (m->source && *m->source)
+    return m->source;
+  return m->type ? m->type : "none";
+}
+
+/* True when the cleaned path names "/" once ".." is applied lexically. */
+static bool
+names_root (const char *clean)
+{
+  int depth = 0;
+  for (const char *p = clean; *p;)
+    {
+      const char *e;
+      while (*p == '/')
+        p++;
+      if (*p == '\0')
+        break;
+      e = strchrnul (p, '/');
+      if (e - p == 2 && p[0] == '.' && p[1] == '.')
+        depth = depth > 0 ? depth - 1 : 0;
+      else
+        depth++;
+      p = e;
+    }
+  return depth == 0;
+}
+
+int
+rootfs_validate (const oci_config *cfg, brig_error *err)
+{
+  const char *prop = cfg->linux ? cfg->linux->rootfs_propagation : NULL;
+  bool userns = rootfs_has_namespace (cfg, "user");
+
+  if (prop && *prop && brig_mount_propagation_parse (prop) == 0)
+    return brig_error_set (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not one of "
+                           "private, rprivate, slave, rslave, shared, rshared, unbindable, runbindable",
+                           prop);
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      const oci_mount *m = &cfg->mounts[i];
+      struct brig_mount_options o;
+      _cleanup_free_ char *dest = NULL;
+      bool has_maps;
+
+      if (m->destination == NULL || *m->destination == '\0')
+        return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
+      dest = brig_path_clean (m->destination);
+      if (names_root (dest))
+        return brig_error_set (err, EINVAL, "mount destination \"%s\": must not be \"/\"",
+                               m->destination);
+      if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
+        return brig_error_wrap (err, "mounts[%zu]", i);
+      has_maps = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
+      if ((m->uid_mappings_len > 0) != (m->gid_mappings_len > 0))
+        {
+          brig_mount_options_free (&o);
+          return brig_error_set (err, EINVAL, "mounts[%zu]: uidMappings and gidMappings must be given together", i);
+        }
+      if ((o.idmap || has_maps) && !is_bind (m, &o))
+        {
+          brig_mount_options_free (&o);
+          return brig_error_set (err, EINVAL, "mounts[%zu]: idmap is only supported on bind mounts", i);
+        }
+      if (o.idmap && !has_maps && !userns)
+        {
+          brig_mount_options_free (&o);
+          return brig_error_set (err, EINVAL, "mounts[%zu]: idmap needs uidMappings and gidMappings "
+                                 "or a user namespace", i);
+        }
+      if (is_bind (m, &o) && (m->source == NULL || *m->source == '\0'))
+        {
+          brig_mount_options_free (&o);
+          return brig_error_set (err, EINVAL, "mounts[%zu]: a bind mount needs a source", i);
+        }
+      brig_mount_options_free (&o);
+    }
+  return brig_devices_validate (cfg, err);
+}
+
+/* Refuse a destination that resolved to the root itself, and destinations
+ * inside /proc (a mount there could hide the masks or redirect /proc/self),
+ * except /proc itself for procfs and the files lxcfs emulates, as runc
+ * does. */
+int
+rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const char *bind_src,
+                   brig_error *err)
+{
+  static const char *const allowed[] = {
+    "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat", "/proc/swaps",
+    "/proc/uptime", "/proc/loadavg", "/proc/slabinfo", "/proc/net/dev",
+    "/proc/sys/kernel/ns_last_pid",
+  };
+  _cleanup_free_ char *path = brig_path_of_fd_in_root (target, c->rootfs);
+
+  if (path == NULL)
+    return brig_error_set (err, EINVAL, "the mount point is outside the rootfs");
+  if (strcmp (path, "/") == 0)
+    return brig_error_set (err, EINVAL, "the destination resolves to \"/\"");
+  if (!brig_path_has_prefix (path, "/proc"))
+    return 0;
+  if (strcmp (path, "/proc") == 0)
+    {
+      struct statfs sfs;
+      if (type && strcmp (type, "proc") == 0)
+        return 0;
+      if (bind_src && statfs (bind_src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+        return 0;
+    }
+  else
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE (allowed); i++)
+      if (strcmp (path, allowed[i]) == 0)
+        return 0;
+  return brig_error_set (err, EPERM, "%s is inside /proc and cannot be a mount point", path);
+}
+
+/* Re-apply the attributes of a bind with a remount, for kernels without
+ * mount_setattr(2). The flags the mount has (and may be locked) are kept. */
+static int
+remount_bind_classic (int mount_fd, const struct brig_mount_options *o)
+{
+  struct statvfs sv;
+  unsigned long flags = MS_BIND | MS_REMOUNT | (o->flags & brig_mount_attr_flags ());
+  int r;
+
+  r = brig_mount_onto_fd (NULL, mount_fd, NULL, flags, NULL);
+  if (r == -EPERM && fstatvfs (mount_fd, &sv) == 0)
+    {
+      flags |= sv.f_flag & (ST_RDONLY | ST_NOSUID | ST_NODEV | ST_NOEXEC);
+      r = brig_mount_onto_fd (NULL, mount_fd, NULL, flags, NULL);
+    }
+  return r;
+}
+
+static int
+apply_propagation (int mount_fd, const struct brig_mount_options *o)
+{
+  for (size_t i = 0; i < o->n_propagation; i++)
+    {
+      unsigned long p = o->propagation[i];
+      int r = brig_mount_setattr_fd (mount_fd, (p & MS_REC) != 0, 0, 0, p & ~MS_REC, -1);
+      if (r == -ENOSYS)
+        r = brig_mount_onto_fd (NULL, mount_fd, NULL, p, NULL);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+/* Attach the detached tree onto target with o's attributes, idmapping
+ * (userns_fd >= 0) and propagation. */
+static int
+attach_tree (int tree, int target, const struct brig_mount_options *o, int userns_fd)
+{
+  bool classic = false;
+  int r;
+
+  if (o && (o->attr_set || o->attr_clr))
+    {
+      r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr, 0, -1);
+      if (r == -ENOSYS)
+        classic = true;
+      else if (r < 0)
+        return r;
+    }
+  if (userns_fd >= 0)
+    {
+      r = brig_mount_setattr_fd (tree, o && o->ridmap, MOUNT_ATTR_IDMAP, 0, 0, userns_fd);
+      if (r < 0)
+        return r;
+    }
+  if (o && (o->rec_attr_set || o->rec_attr_clr))
+    {
+      r = brig_mount_setattr_fd (tree, true, o->rec_attr_set, o->rec_attr_clr, 0, -1);
+      if (r < 0)
+        return r;
+    }
+  r = brig_move_mount_to_fd (tree, target);
+  if (r < 0)
+    return r;
+  if (classic && (r = remount_bind_classic (tree, o)) < 0)
+    return r;
+  return o ? apply_propagation (tree, o) : 0;
+}
+
+int
+rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool recursive,
+                  const struct brig_mount_options *o, brig_error *err)
+{
+  _cleanup_close_ int tree = -1;
+  int r;
+
+  tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | (recursive ? AT_RECURSIVE : 0));
+  if (tree == -ENOSYS)
+    {
+      /* Linux < 5.2: bind through the path, then remount the attributes. */
+      _cleanup_close_ int top = -1;
+      r = brig_mount_onto_fd (src, target_fd, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL);
+      if (r < 0)
+        return brig_error_set (err, -r, "bind mount %s", src);
+      _cleanup_free_ char *path = brig_path_of_fd_in_root (target_fd, c->rootfs);
+      top = path ? brig_path_open_in_root (c->rootfd, path, O_PATH) : -EINVAL;
+      if (top < 0)
+        return brig_error_set (err, -top, "reopen the bind mount of %s", src);
+      if (o && (o->flags & brig_mount_attr_flags ()) && (r = remount_bind_classic (top, o)) < 0)
+        return brig_error_set (err, -r, "remount the bind mount of %s", src);
+      if (o && (r = apply_propagation (top, o)) < 0)
+        return brig_error_set (err, -r, "set the propagation of %s", src);
+      return 0;
+    }
+  if (tree < 0)
+    return brig_error_set (err, -tree, "open_tree %s", src);
+  r = attach_tree (tree, target_fd, o, -1);
+  if (r < 0)
+    return brig_error_set (err, -r, "bind mount %s", src);
+  return 0;
+}
+
+static bool
+has_data_option (const char *data, const char *key)
+{
+  size_t n = strlen (key);
+  for (const char *p = data; p && *p;)
+    {
+      if (strncmp (p, key, n) == 0)
+        return true;
+      p = strchr (p, ',');
+      if (p)
+        p++;
+    }
+  return false;
+}
+
+int
+rootfs_mount_fs (struct rootfs_ctx *c, const char *source, const char *dest, int target_fd,
+                 const char *type, unsigned long flags, const char *data,
+                 const struct brig_mount_options *o, bool keep_mode, brig_error *err)
+{
+  bool tmpfs = type && strcmp (type, "tmpfs") == 0 && !(flags & MS_REMOUNT);
+  bool copyup = tmpfs && keep_mode && o && o->tmpcopyup;
+  bool delay_ro, need_top;
+  _cleanup_close_ int top = -1, under = -1;
+  struct stat before;
+  int r;
+
+  /* A tmpfs over a directory of the image keeps that directory's mode
+     unless mode= says otherwise (as runc does), and gets its content with
+     tmpcopyup; it is mounted writable for that and made read-only after. */
+  keep_mode = keep_mode && tmpfs && !has_data_option (data, "mode=");
+  delay_ro = (keep_mode || copyup) && (flags & MS_RDONLY);
+  need_top = keep_mode || copyup || (o && (o->n_propagation || o->rec_attr_set || o->rec_attr_clr));
+  if ((keep_mode || copyup) && fstat (target_fd, &before) < 0)
+    return brig_error_errno (err, "stat %s", dest);
+  if (copyup && (under = openat (target_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return brig_error_errno (err, "tmpcopyup: open %s", dest);
+  r = brig_mount_onto_fd (source, target_fd, type, delay_ro ? flags & ~MS_RDONLY : flags, data);
+  if (r < 0)
+    return brig_error_set (err, -r, "mount %s to %s", source ? source : type, dest);
+  if (!need_top)
+    return 0;
+  /* The target fd still names the directory under the new mount: look the
+     destination up again to get the mount itself. */
+  top = brig_path_open_in_root (c->rootfd, dest, O_RDONLY | O_DIRECTORY);
+  if (top < 0)
+    top = brig_path_open_in_root (c->rootfd, dest, O_PATH);
+  if (top < 0)
+    return brig_error_set (err, -top, "reopen %s after mounting", dest);
+  if (copyup)
+    {
+      if (rootfs_copy_tree (under, top, err) < 0)
+        return brig_error_wrap (err, "mount %s to %s", source ? source : type, dest);
+      (void) !fchown (top, before.st_uid, before.st_gid);
+    }
+  if (keep_mode && fchmod (top, before.st_mode & 07777) < 0)
+    return brig_error_errno (err, "chmod %s", dest);
+  if (delay_ro && (r = brig_mount_setattr_fd (top, false, MOUNT_ATTR_RDONLY, 0, 0, -1)) == -ENOSYS)
+    r = brig_mount_onto_fd (NULL, top, NULL, MS_REMOUNT | flags, data);
+  if (r < 0)
+    return brig_error_set (err, -r, "remount %s read-only", dest);
+  if (o && (o->rec_attr_set || o->rec_attr_clr)
+      && (r = brig_mount_setattr_fd (top, true, o->rec_attr_set, o->rec_attr_clr, 0, -1)) < 0)
+    return brig_error_set (err, -r, "set recursive attributes of %s", dest);
+  if (o && (r = apply_propagation (top, o)) < 0)
+    return brig_error_set (err, -r, "set the propagation of %s", dest);
+  return 0;
+}
+
+static const char *
+bind_source (const struct rootfs_ctx *c, const char *src, char **owned)
+{
+  if (src[0] == '/')
+    return src;
+  *owned = xasprintf ("%s/%s", c->opts && c->opts->bundle ? c->opts->bundle : ".", src);
+  return *owned;
+}
+
+static int
+mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char *dest,
+                  const struct brig_mount_options *o, brig_error *err)
+{
+  _cleanup_free_ char *owned = NULL;
+  const char *src = bind_source (c, m->source, &owned);
+  int prepared = c->opts && c->opts->mount_fds ? c->opts->mount_fds[i] : -1;
+  _cleanup_close_ int target = -1, tree = -1, userns = -1;
+  struct stat st;
+  int r;
+
+  if ((prepared >= 0 ? fstat (prepared, &st) : stat (src, &st)) < 0)
+    return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
+  target = brig_path_create_in_root (c->rootfd, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR
+                                     : BRIG_PATH_FILE, err);
+  if (target < 0)
+    return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
+  if (rootfs_check_dest (c, target, NULL, src, err) < 0)
+    return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
+
+  if (prepared >= 0)
+    {
+      /* Made, idmapped and given its attributes by the parent (where the
+         host's filesystems can be idmapped): only attach it here. */
+      r = brig_move_mount_to_fd (prepared, target);
+      if (r == 0)
+        r = apply_propagation (prepared, o);
+      if (r < 0)
+        return brig_error_set (err, -r, "mount %s to %s", m->source, m->destination);
+      return 0;
+    }
+  if (!o->idmap && m->uid_mappings_len == 0)
+    {
+      r = rootfs_bind_path (c, src, target, o->recursive, o, err);
+      return r < 0 ? brig_error_wrap (err, "mount %s to %s", m->source, m->destination) : 0;
+    }
+  userns = rootfs_idmap_userns (c->cfg, m, err);
+  if (userns < 0)
+    return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
+  tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | (o->recursive ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return brig_error_set (err, -tree, "mount %s to %s: open_tree", m->source, m->destination);
+  r = attach_tree (tree, target, o, userns);
+  if (r < 0)
+    return brig_error_set (err, -r, "mount %s to %s: idmapped bind", m->source, m->destination);
+  return 0;
+}
+
+static int
+mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
+                const struct brig_mount_options *o, brig_error *err)
+{
+  _cleanup_close_ int target = -1;
+  const char *type = m->type;
+  unsigned long flags = o->flags;
+  bool existed;
+  int r;
+
+  target = brig_path_open_in_root (c->rootfd, dest, O_PATH);
+  existed = target >= 0;
+  if (!existed)
+    target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
+  if (target < 0)
+    return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
+  if (rootfs_check_dest (c, target, type, NULL, err) < 0)
+    return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
+  /* /dev is filled after the mounts; rootfs_finalize makes it read-only. */
+  if (strcmp (dest, "/dev") == 0)
+    flags &= ~MS_RDONLY;
+
+  r = rootfs_mount_fs (c, m->source ? m->source : type, dest, target, type, flags, o->data, o,
+                       existed, err);
+  if (r == -EPERM && type && (strcmp (type, "sysfs") == 0 || strcmp (type, "mqueue") == 0))
+    {
+      /* sysfs needs the network namespace's owner, mqueue the ipc one: in
+         a user namespace without them, bind the host's instead, as runc
+         does; the requested flags become attributes of the bind. */
+      const char *host = strcmp (type, "sysfs") == 0 ? "/sys" : "/dev/mqueue";
+      struct brig_mount_options b = *o;
+      brig_debug ("mount %s to %s: %s, binding %s instead", type, dest, err->msg, host);
+      brig_error_clear (err);
+      b.rec_attr_set |= b.attr_set;
+      b.rec_attr_clr |= b.attr_clr;
+      b.attr_set = b.attr_clr = 0;
+      r = rootfs_bind_path (c, host, target, true, &b, err);
+      if (r < 0)
+        return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
+    }
+  return r < 0 ? r : 0;
+}
+
+static int
+mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
+{
+  const oci_mount *m = &c->cfg->mounts[i];
+  struct brig_mount_options o;
+  _cleanup_free_ char *dest = NULL;
+  int r;
+
+  if (m->destination == NULL || *m->destination == '\0')
+    return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
+  dest = brig_path_clean (m->destination);
+  if (names_root (dest))
+    return brig_error_set (err, EINVAL, "mount destination \"%s\": must not be \"/\"",
+                           m->destination);
+  if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
+    return brig_error_wrap (err, "mounts[%zu]", i);
+  if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
+    r = mount_bind_entry (c, i, m, dest, &o, err);
+  else if (m->type && strcmp (m->type, "cgroup") == 0)
+    r = rootfs_mount_cgroup (c, m, dest, &o, err);
+  else
+    r = mount_fs_entry (c, m, dest, &o, err);
+  brig_mount_options_free (&o);
+  return r;
+}
+
+/* pivot_root refuses a shared parent of the new root; a shared parent would
+ * also propagate every mount made below the rootfs back to the host. */
+static int
+make_parent_private (const char *rootfs, brig_error *err)
+{
+  struct brig_mountinfo *mi = NULL;
+  size_t n = 0;
+  const struct brig_mountinfo *parent;
+  int r = 0;
+
+  if (brig_mountinfo_read (NULL, &mi, &n, err) < 0)
+    return -1;
+  parent = brig_mountinfo_find_parent (mi, n, rootfs);
+  if (parent && strstr (parent->optional, "shared:")
+      && mount (NULL, parent->mountpoint, NULL, MS_PRIVATE, NULL) < 0)
+    r = brig_error_errno (err, "make %s private", parent->mountpoint);
+  brig_mountinfo_free (mi, n);
+  return r;
+}
+
+static bool
+needs_dev_setup (const oci_config *cfg)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      const oci_mount *m = &cfg->mounts[i];
+      struct brig_mount_options o;
+      _cleanup_free_ char *dest = NULL;
+      bool bind;
+
+      if (m->destination == NULL)
+        continue;
+      dest = brig_path_clean (m->destination);
+      if (strcmp (dest, "/dev") != 0)
+        continue;
+      if (brig_mount_options_parse (m->options, m->options_len, &o, NULL) < 0)
+        continue;
+      bind = is_bind (m, &o);
+      brig_mount_options_free (&o);
+      if (bind)
+        return false;
+    }
+  return true;
+}
+
+int
+rootfs_prepare (const oci_config *cfg, const char *rootfs,
+                const struct brig_rootfs_opts *opts, brig_error *err)
+{
+  struct rootfs_ctx c = { .cfg = cfg, .opts = opts, .rootfd = -1 };
+  const char *pname = cfg->linux ? cfg->linux->rootfs_propagation : NULL;
+  unsigned long prop = MS_SLAVE | MS_REC;
+  int r = 0;
+
+  if (pname && *pname && (prop = brig_mount_propagation_parse (pname)) == 0)
+    return brig_error_set (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not valid", pname);
+  c.rootfs = realpath (rootfs, NULL);
+  if (c.rootfs == NULL)
+    return brig_error_errno (err, "rootfs %s", rootfs);
+  c.cgroupns = rootfs_has_namespace (cfg, "cgroup");
+  c.netns = rootfs_has_namespace (cfg, "network");
+
+  /* Nothing done below may reach the host's mount table. */
+  if (mount (NULL, "/", NULL, prop, NULL) < 0)
+    {
+      r = brig_error_errno (err, "set the propagation of / to %s", pname ? pname : "rslave");
+      goto out;
+    }
+  if ((prop & MS_SHARED || !(prop & MS_REC)) && (r = make_parent_private (c.rootfs, err)) < 0)
+    goto out;
+  if (mount (c.rootfs, c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    {
+      r = brig_error_errno (err, "bind mount the rootfs %s", c.rootfs);
+      goto out;
+    }
+  c.rootfd = open (c.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (c.rootfd < 0)
+    {
+      r = brig_error_errno (err, "open the rootfs %s", c.rootfs);
+      goto out;
+    }
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if ((r = mount_entry (&c, i, err)) < 0)
+      goto out;
+  if (needs_dev_setup (cfg) && (r = brig_devices_setup (c.rootfd, cfg, opts && opts->userns, err)) < 0)
+    goto out;
+  if (opts && opts->console_fd >= 0)
+    r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);
+out:
+  if (c.rootfd >= 0)
+    close (c.rootfd);
+  free (c.rootfs);
+  return r;
+}

@@ -1,0 +1,222 @@
+/* The "cgroup" mount type, as runc builds it:
+ * - unified (cgroup v2) host: a cgroup2 mount (in a cgroup namespace it
+ *   shows the container's cgroup as root); when the kernel refuses it (a
+ *   user namespace without a cgroup namespace), a bind of the container's
+ *   own cgroup directory;
+ * - v1 and hybrid hosts: a tmpfs holding one directory per v1 hierarchy
+ *   (the cgroup2 "unified" mount of a hybrid host is not included, like
+ *   runc). With a cgroup namespace each hierarchy is a new cgroup mount of
+ *   its controllers (rooted at the container's cgroup by the namespace);
+ *   without one it is a bind of the container's cgroup directory.
+ *   Co-mounted controllers ("cpu,cpuacct") get symlinks per controller.
+ * The container init must already be in its cgroups when this runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "mountinfo.h"
+#include "paths.h"
+#include "rootfs_internal.h"
+#include "utils.h"
+
+#define CGROUP_MOUNT_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* The controllers (and name=) of a v1 hierarchy from its super options,
+ * without rw/ro and release_agent (which only the host may set). */
+static char *
+hierarchy_controllers (const char *super_options)
+{
+  _cleanup_free_ char *copy = xstrdup (super_options);
+  char *out = xmalloc0 (strlen (super_options) + 1), *save = NULL;
+
+  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+    {
+      if (strcmp (t, "rw") == 0 || strcmp (t, "ro") == 0 || strncmp (t, "release_agent=", 14) == 0
+          || strcmp (t, "clone_children") == 0 || strcmp (t, "xattr") == 0
+          || strcmp (t, "noprefix") == 0 || strncmp (t, "cpuset_v2_mode", 14) == 0)
+        continue;
+      if (*out)
+        strcat (out, ",");
+      strcat (out, t);
+    }
+  return out;
+}
+
+/* Same set of comma-separated words, in any order. */
+static bool
+same_set (const char *a, const char *b)
+{
+  _cleanup_free_ char *ca = xstrdup (a);
+  char *save = NULL;
+  size_t na = 0, nb = 1;
+
+  for (const char *p = b; *p; p++)
+    nb += *p == ',';
+  if (*b == '\0')
+    nb = 0;
+  for (char *t = strtok_r (ca, ",", &save); t; t = strtok_r (NULL, ",", &save), na++)
+    {
+      size_t l = strlen (t);
+      bool found = false;
+      for (const char *p = b; *p;)
+        {
+          const char *e = strchr (p, ',');
+          size_t pl = e ? (size_t) (e - p) : strlen (p);
+          if (pl == l && strncmp (p, t, l) == 0)
+            found = true;
+          p = e ? e + 1 : p + pl;
+        }
+      if (!found)
+        return false;
+    }
+  return na == nb;
+}
+
+/* The process's cgroup path in the hierarchy with these controllers
+ * ("" for the v2 line "0::/path" when controllers is ""). */
+static char *
+own_cgroup (const char *controllers, brig_error *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  char *save = NULL;
+
+  if (brig_read_file_at (AT_FDCWD, "/proc/self/cgroup", &buf, &len, err) < 0)
+    return NULL;
+  for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *c1 = strchr (line, ':'), *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+      if (c2 == NULL)
+        continue;
+      *c2 = '\0';
+      if (same_set (c1 + 1, controllers))
+        return xstrdup (c2 + 1);
+    }
+  brig_error_set (err, ENOENT, "no cgroup for controllers \"%s\" in /proc/self/cgroup", controllers);
+  return NULL;
+}
+
+static int
+mount_v2 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_mount_options *o,
+          brig_error *err)
+{
+  _cleanup_free_ char *own = NULL, *src = NULL;
+  struct brig_mount_options b = *o;
+  int r;
+
+  r = rootfs_mount_fs (c, "cgroup", dest, target, "cgroup2", o->flags, o->data, o, false, err);
+  if (r != -EPERM && r != -EBUSY)
+    return r;
+  /* A user namespace without a cgroup namespace: emulate one with a bind
+     of the container's own cgroup. */
+  brig_error_clear (err);
+  own = own_cgroup ("", err);
+  if (own == NULL)
+    return -ENOENT;
+  src = xasprintf ("/sys/fs/cgroup%s", strcmp (own, "/") == 0 ? "" : own);
+  return rootfs_bind_path (c, src, target, true, &b, err);
+}
+
+static int
+mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const char *dest,
+                    int destfd, const struct brig_mount_options *o, brig_error *err)
+{
+  const char *name = strrchr (h->mountpoint, '/') + 1;
+  _cleanup_free_ char *sub = xasprintf ("%s/%s", dest, name);
+  _cleanup_free_ char *controllers = hierarchy_controllers (h->super_options);
+  _cleanup_close_ int target = brig_path_create_in_root (c->rootfd, sub, BRIG_PATH_DIR, err);
+  int r;
+
+  if (target < 0)
+    return target;
+  if (c->cgroupns)
+    {
+      const char *source = strncmp (controllers, "name=", 5) == 0 ? controllers + 5 : "cgroup";
+      r = brig_mount_onto_fd (source, target, "cgroup", CGROUP_MOUNT_FLAGS | (o->flags & MS_RDONLY),
+                              controllers);
+      if (r < 0)
+        return brig_error_set (err, -r, "mount cgroup %s to %s", controllers, sub);
+    }
+  else
+    {
+      _cleanup_free_ char *own = own_cgroup (controllers, err);
+      _cleanup_free_ char *src = NULL;
+      struct brig_mount_options b = *o;
+      const char *rel;
+
+      if (own == NULL)
+        return -ENOENT;
+      rel = own;
+      if (strcmp (h->root, "/") != 0 && brig_path_has_prefix (own, h->root))
+        rel = own + strlen (h->root);
+      src = xasprintf ("%s%s", h->mountpoint, strcmp (rel, "/") == 0 ? "" : rel);
+      b.attr_set |= MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+      b.rec_attr_set = b.rec_attr_clr = 0;
+      b.n_propagation = 0;
+      r = rootfs_bind_path (c, src, target, true, &b, err);
+      if (r < 0)
+        return brig_error_wrap (err, "mount %s to %s", src, sub);
+    }
+  if (strchr (name, ','))
+    {
+      _cleanup_free_ char *copy = xstrdup (name);
+      char *save = NULL;
+      for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+        if (symlinkat (name, destfd, t) < 0 && errno != EEXIST)
+          return brig_error_errno (err, "symlink %s/%s", dest, t);
+    }
+  return 0;
+}
+
+static int
+mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_mount_options *o,
+          brig_error *err)
+{
+  struct brig_mount_options t = { .n_propagation = o->n_propagation };
+  struct brig_mountinfo *mi = NULL;
+  size_t n = 0;
+  _cleanup_close_ int top = -1;
+  int r;
+
+  memcpy (t.propagation, o->propagation, sizeof (t.propagation));
+  r = rootfs_mount_fs (c, "tmpfs", dest, target, "tmpfs", CGROUP_MOUNT_FLAGS, "mode=755", &t, false, err);
+  if (r < 0)
+    return r;
+  top = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_DIRECTORY);
+  if (top < 0)
+    return brig_error_set (err, -top, "open %s", dest);
+  if (brig_mountinfo_read (NULL, &mi, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n && r >= 0; i++)
+    if (strcmp (mi[i].fstype, "cgroup") == 0
+        && brig_path_has_prefix (mi[i].mountpoint, "/sys/fs/cgroup")
+        && strcmp (mi[i].mountpoint, "/sys/fs/cgroup") != 0)
+      r = mount_v1_hierarchy (c, &mi[i], dest, top, o, err);
+  brig_mountinfo_free (mi, n);
+  if (r < 0)
+    return r;
+  if ((o->flags & MS_RDONLY) && (r = brig_mount_setattr_fd (top, false, MOUNT_ATTR_RDONLY, 0, 0, -1)) < 0)
+    return brig_error_set (err, -r, "remount %s read-only", dest);
+  if ((o->rec_attr_set || o->rec_attr_clr)
+      && (r = brig_mount_setattr_fd (top, true, o->rec_attr_set, o->rec_attr_clr, 0, -1)) < 0)
+    return brig_error_set (err, -r, "set recursive attributes of %s", dest);
+  return 0;
+}
+
+int
+rootfs_mount_cgroup (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
+                     const struct brig_mount_options *o, brig_error *err)
+{
+  _cleanup_close_ int target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
+  struct statfs sfs;
+
+  if (target < 0 || rootfs_check_dest (c, target, "cgroup", NULL, err) < 0)
+    return brig_error_wrap (err, "mount cgroup to %s", m->destination);
+  if (statfs ("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+    return mount_v2 (c, dest, target, o, err);
+  return mount_v1 (c, dest, target, o, err);
+}

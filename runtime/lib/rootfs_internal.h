@@ -1,0 +1,55 @@
+/* Shared between the rootfs files (rootfs.c, rootfs_cgroup.c,
+ * rootfs_pivot.c, rootfs_idmap.c); not part of libbrig's interface. */
+#ifndef BRIG_ROOTFS_INTERNAL_H
+#define BRIG_ROOTFS_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "mounts.h"
+#include "rootfs.h"
+
+struct rootfs_ctx {
+  const oci_config *cfg;
+  const struct brig_rootfs_opts *opts;
+  char *rootfs;      /* canonical host path of the rootfs */
+  int rootfd;        /* O_PATH fd of the rootfs (after its self-bind) */
+  bool cgroupns;     /* the container has (or joins) a cgroup namespace */
+  bool netns;        /* ... a network namespace */
+};
+
+/* True when cfg->linux->namespaces lists type. */
+bool rootfs_has_namespace (const oci_config *cfg, const char *type);
+
+/* Check a resolved mount point: not the root itself, not inside /proc
+ * (except /proc for procfs or a procfs bind, and the lxcfs files). */
+int rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const char *bind_src,
+                       brig_error *err);
+
+/* Mount type on the object target_fd refers to (dest is its path in the
+ * container, for errors and to find the new mount), then apply the
+ * propagation and recursive attributes of o (may be NULL). keep_mode: the
+ * target existed in the image, so a tmpfs without mode= keeps its mode. */
+int rootfs_mount_fs (struct rootfs_ctx *c, const char *source, const char *dest, int target_fd,
+                     const char *type, unsigned long flags, const char *data,
+                     const struct brig_mount_options *o, bool keep_mode, brig_error *err);
+
+/* Bind the host path src onto target_fd (recursive: rbind) with the
+ * attributes and propagation of o (o may be NULL: a plain bind). */
+int rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool recursive,
+                      const struct brig_mount_options *o, brig_error *err);
+
+/* The "cgroup" mount type: cgroup2 on a unified host, else a tmpfs with the
+ * v1 hierarchies (mounted per controller in a cgroup namespace, bound from
+ * the container's cgroups without one), as runc does. */
+int rootfs_mount_cgroup (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
+                         const struct brig_mount_options *o, brig_error *err);
+
+/* tmpcopyup: copy the content of directory src into dst (owners, modes,
+ * times, symlinks, nodes where allowed), never following symlinks. */
+int rootfs_copy_tree (int src, int dst, brig_error *err);
+
+/* The user namespace fd for an idmapped mount: the mount's own
+ * uidMappings/gidMappings, else the container's. -errno on failure. */
+int rootfs_idmap_userns (const oci_config *cfg, const oci_mount *m, brig_error *err);
+
+#endif

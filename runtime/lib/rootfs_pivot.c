@@ -1,0 +1,291 @@
+/* Switching to the rootfs (pivot_root, or MS_MOVE + chroot) and what is
+ * done inside it afterwards: readonlyPaths, maskedPaths, a read-only /dev
+ * and root, and the final propagation of "/". All of it resolves paths
+ * inside the new root and mounts through fds, so it needs no /proc. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "devices.h"
+#include "log.h"
+#include "mountinfo.h"
+#include "paths.h"
+#include "rootfs_internal.h"
+#include "utils.h"
+
+static int
+sort_deepest_first (const void *a, const void *b)
+{
+  return (int) (strlen (*(char *const *) b) - strlen (*(char *const *) a));
+}
+
+/* Without pivot_root the host's mounts stay reachable below the old root;
+ * detach every mount outside the rootfs (cover it where that is refused) so
+ * the chroot cannot be walked out of through them. */
+static int
+hide_host_mounts (const char *rootfs, brig_error *err)
+{
+  struct brig_mountinfo *mi = NULL;
+  size_t n = 0, k = 0;
+  _cleanup_free_ char **points = NULL;
+
+  if (brig_mountinfo_read (NULL, &mi, &n, err) < 0)
+    return -1;
+  points = xmalloc0 ((n + 1) * sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *mp = mi[i].mountpoint;
+      if (brig_path_has_prefix (mp, rootfs) || brig_path_has_prefix (rootfs, mp))
+        continue;
+      points[k++] = mi[i].mountpoint;
+    }
+  qsort (points, k, sizeof (char *), sort_deepest_first);
+  for (size_t i = 0; i < k; i++)
+    if (umount2 (points[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+      {
+        if (mount ("tmpfs", points[i], "tmpfs", MS_RDONLY, NULL) < 0 && errno != ENOTDIR)
+          brig_debug ("cannot hide %s: %m", points[i]);
+      }
+  brig_mountinfo_free (mi, n);
+  return 0;
+}
+
+/* Stdio that is the host's /dev/null becomes the container's: no fd of a
+ * host mount crosses into the container. */
+static void
+reopen_dev_null (void)
+{
+  struct stat null_st, st;
+  _cleanup_close_ int null = open ("/dev/null", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+  if (null < 0 || fstat (null, &null_st) < 0 || !S_ISCHR (null_st.st_mode)
+      || null_st.st_rdev != makedev (1, 3))
+    return;
+  for (int fd = 0; fd < 3; fd++)
+    if (fstat (fd, &st) == 0 && S_ISCHR (st.st_mode) && st.st_rdev == null_st.st_rdev
+        && (st.st_dev != null_st.st_dev || st.st_ino != null_st.st_ino))
+      dup3 (null, fd, 0);
+}
+
+int
+rootfs_pivot (const char *rootfs, bool no_pivot, brig_error *err)
+{
+  _cleanup_close_ int oldroot = -1, newroot = -1;
+
+  newroot = open (rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (newroot < 0)
+    return brig_error_errno (err, "open the rootfs %s", rootfs);
+  if (no_pivot)
+    {
+      _cleanup_free_ char *real = realpath (rootfs, NULL);
+      if (real == NULL)
+        return brig_error_errno (err, "rootfs %s", rootfs);
+      /* Unmounting below must not propagate to the host. */
+      if (mount (NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        return brig_error_errno (err, "make / rslave");
+      if (hide_host_mounts (real, err) < 0)
+        return -1;
+      if (fchdir (newroot) < 0)
+        return brig_error_errno (err, "chdir %s", rootfs);
+      if (mount (real, "/", NULL, MS_MOVE, NULL) < 0)
+        return brig_error_errno (err, "move the rootfs %s to /", rootfs);
+      if (chroot (".") < 0)
+        return brig_error_errno (err, "chroot %s", rootfs);
+    }
+  else
+    {
+      oldroot = open ("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+      if (oldroot < 0)
+        return brig_error_errno (err, "open /");
+      if (fchdir (newroot) < 0)
+        return brig_error_errno (err, "chdir %s", rootfs);
+      /* pivot_root(".", "."): the old root ends up stacked on the new one
+         and is detached right away, no put_old directory needed. */
+      if (syscall (SYS_pivot_root, ".", ".") < 0)
+        return brig_error_errno (err, "pivot_root %s", rootfs);
+      if (fchdir (oldroot) < 0)
+        return brig_error_errno (err, "chdir to the old root");
+      if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        return brig_error_errno (err, "make the old root rslave");
+      if (umount2 (".", MNT_DETACH) < 0)
+        return brig_error_errno (err, "unmount the old root");
+    }
+  if (chdir ("/") < 0)
+    return brig_error_errno (err, "chdir /");
+  reopen_dev_null ();
+  return 0;
+}
+
+/* An empty read-only tmpfs, as a detached mount (fsopen/fsmount). */
+static int
+empty_ro_tmpfs (void)
+{
+  _cleanup_close_ int fs = (int) syscall (SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  int mnt;
+
+  if (fs < 0)
+    return -errno;
+  if (syscall (SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0
+      || syscall (SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0
+      || syscall (SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -errno;
+  mnt = (int) syscall (SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
+  return mnt < 0 ? -errno : mnt;
+}
+
+static int
+mask_path (int rootfd, const char *path, brig_error *err)
+{
+  _cleanup_close_ int target = brig_path_open_in_root (rootfd, path, O_PATH);
+  _cleanup_close_ int src = -1;
+  struct stat st;
+  int r;
+
+  if (target == -ENOENT)
+    return 0;
+  if (target < 0)
+    return brig_error_set (err, -target, "mask %s", path);
+  if (fstat (target, &st) < 0)
+    return brig_error_errno (err, "mask %s", path);
+  if (S_ISDIR (st.st_mode))
+    {
+      src = empty_ro_tmpfs ();
+      if (src == -ENOSYS)
+        r = brig_mount_onto_fd ("tmpfs", target, "tmpfs", MS_RDONLY, NULL);
+      else
+        r = src < 0 ? src : brig_move_mount_to_fd (src, target);
+    }
+  else
+    {
+      struct stat nst;
+      src = brig_path_open_in_root (rootfd, "/dev/null", O_PATH);
+      if (src < 0)
+        return brig_error_set (err, -src, "mask %s: open /dev/null", path);
+      if (fstat (src, &nst) < 0 || !S_ISCHR (nst.st_mode) || nst.st_rdev != makedev (1, 3))
+        return brig_error_set (err, EINVAL, "mask %s: /dev/null is not the null device", path);
+      r = brig_bind_fd_onto_fd (src, target, false, NULL);
+    }
+  if (r < 0)
+    return brig_error_set (err, -r, "mask %s", path);
+  return 0;
+}
+
+static int
+readonly_path (int rootfd, const char *path, brig_error *err)
+{
+  _cleanup_close_ int target = brig_path_open_in_root (rootfd, path, O_PATH);
+  _cleanup_close_ int tree = -1;
+  int r;
+
+  if (target == -ENOENT)
+    return 0;
+  if (target < 0)
+    return brig_error_set (err, -target, "make %s read-only", path);
+  /* A read-only copy of the path with its submounts, put on top of it:
+     the attributes it had (nosuid, nodev, noexec) stay. */
+  tree = brig_open_tree (target, "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0)
+    return brig_error_set (err, -tree, "make %s read-only", path);
+  r = brig_mount_setattr_fd (tree, true, MOUNT_ATTR_RDONLY, 0, 0, -1);
+  if (r == 0)
+    r = brig_move_mount_to_fd (tree, target);
+  else if (r == -ENOSYS && (r = brig_move_mount_to_fd (tree, target)) == 0)
+    {
+      struct statvfs sv;
+      unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+      if (fstatvfs (tree, &sv) == 0)
+        flags |= sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC);
+      r = brig_mount_onto_fd (NULL, tree, NULL, flags, NULL);
+    }
+  if (r < 0)
+    return brig_error_set (err, -r, "make %s read-only", path);
+  return 0;
+}
+
+static int
+make_mount_readonly (int rootfd, const char *path, brig_error *err)
+{
+  _cleanup_close_ int fd = brig_path_open_in_root (rootfd, path, O_PATH | O_DIRECTORY);
+  int r;
+
+  if (fd < 0)
+    return brig_error_set (err, -fd, "remount %s read-only", path);
+  r = brig_mount_setattr_fd (fd, false, MOUNT_ATTR_RDONLY, 0, 0, -1);
+  if (r == -ENOSYS)
+    {
+      struct statvfs sv;
+      unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+      if (fstatvfs (fd, &sv) == 0)
+        flags |= sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC);
+      r = brig_mount_onto_fd (NULL, fd, NULL, flags, NULL);
+    }
+  if (r < 0)
+    return brig_error_set (err, -r, "remount %s read-only", path);
+  return 0;
+}
+
+/* True when the config mounts /dev read-only (mounted rw until the nodes
+ * were made, see rootfs.c). */
+static bool
+dev_wants_ro (const oci_config *cfg)
+{
+  bool ro = false;
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      _cleanup_free_ char *dest = NULL;
+      struct brig_mount_options o;
+      if (cfg->mounts[i].destination == NULL)
+        continue;
+      dest = brig_path_clean (cfg->mounts[i].destination);
+      if (strcmp (dest, "/dev") != 0
+          || brig_mount_options_parse (cfg->mounts[i].options, cfg->mounts[i].options_len, &o, NULL) < 0)
+        continue;
+      ro = (o.flags & MS_RDONLY) != 0 && !o.bind;
+      brig_mount_options_free (&o);
+    }
+  return ro;
+}
+
+int
+rootfs_finalize (const oci_config *cfg, brig_error *err)
+{
+  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const oci_linux *l = cfg->linux;
+  int r;
+
+  if (rootfd < 0)
+    return brig_error_errno (err, "open /");
+  for (size_t i = 0; l && i < l->readonly_paths_len; i++)
+    if ((r = readonly_path (rootfd, l->readonly_paths[i], err)) < 0)
+      return r;
+  for (size_t i = 0; l && i < l->masked_paths_len; i++)
+    if ((r = mask_path (rootfd, l->masked_paths[i], err)) < 0)
+      return r;
+  if (dev_wants_ro (cfg) && (r = make_mount_readonly (rootfd, "/dev", err)) < 0)
+    return r;
+  if (cfg->root && cfg->root->readonly && (r = make_mount_readonly (rootfd, "/", err)) < 0)
+    return r;
+  if (l && l->rootfs_propagation && *l->rootfs_propagation)
+    {
+      unsigned long p = brig_mount_propagation_parse (l->rootfs_propagation);
+      if (p && mount (NULL, "/", NULL, p, NULL) < 0)
+        return brig_error_errno (err, "set the propagation of / to %s", l->rootfs_propagation);
+    }
+  return 0;
+}
+
+int
+rootfs_mount_console (int console_fd, brig_error *err)
+{
+  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return brig_error_errno (err, "open /");
+  return brig_devices_mount_console (rootfd, console_fd, err);
+}
