@@ -1,0 +1,728 @@
+/* `exec`: a new process in a running container. See exec.h.
+ *
+ *   brig (P)                     C1 (host pid ns)          C2 (container pid ns)
+ *   load state, config,
+ *   compile seccomp, sockets
+ *   fork ───────────────────────► non-dumpable
+ *                                open /proc/INIT/root
+ *                                setns(pidfd, all flags)
+ *                                chroot into the init's root
+ *                                clone(CLONE_PARENT) ─────► (P's child)
+ *   ◄── INIT_PID (C2's host pid) ─┘ exit
+ *   move C2 into the cgroup,
+ *   oom_score_adj
+ *   GO ──────────────────────────────────────────────────► pty, attributes,
+ *                                                          LSM labels, user,
+ *                                                          caps, cwd, seccomp
+ *   ◄── READY [seccomp notify fd] ─────────────────────────┘
+ *   EOF: exec'd (or ERROR) ◄───────────────────────────────── execve
+ *   pid file; proxy and wait, or return (detached)
+ *
+ * C2 is cloned with CLONE_PARENT so that P, outside the container, is its
+ * parent and can wait for it and forward signals. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "exec.h"
+#include "log.h"
+#include "lsm.h"
+#include "namespaces.h"
+#include "procattr.h"
+#include "process.h"
+#include "seccomp.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#ifndef CLONE_NEWTIME
+# define CLONE_NEWTIME 0x00000080
+#endif
+
+/* ---- building the process ---- */
+
+static size_t
+strv_len (char **v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+/* Append a copy of s to *v (length *len), keeping it NULL-terminated. */
+static void
+strv_push (char ***v, size_t *len, const char *s)
+{
+  *v = xrealloc (*v, (*len + 2) * sizeof (char *));
+  (*v)[(*len)++] = xstrdup (s);
+  (*v)[*len] = NULL;
+}
+
+static char **
+strv_dup (char **v, size_t *len)
+{
+  size_t n = strv_len (v);
+  char **r = xmalloc0 ((n + 1) * sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    r[i] = xstrdup (v[i]);
+  *len = n;
+  return r;
+}
+
+/* KEY=VALUE replaces an entry with the same KEY, else is appended. */
+static void
+env_set (oci_process *p, const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  size_t klen = eq ? (size_t) (eq - kv) : strlen (kv);
+
+  for (size_t i = 0; i < p->env_len; i++)
+    if (strncmp (p->env[i], kv, klen) == 0
+        && (p->env[i][klen] == '=' || p->env[i][klen] == '\0'))
+      {
+        free (p->env[i]);
+        p->env[i] = xstrdup (kv);
+        return;
+      }
+  strv_push (&p->env, &p->env_len, kv);
+}
+
+static int
+parse_id (const char *s, const char *what, uint32_t *out, brig_error *err)
+{
+  char *end;
+  unsigned long v;
+
+  errno = 0;
+  v = strtoul (s, &end, 10);
+  if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v > UINT32_MAX - 1)
+    return brig_error_set (err, 0, "--user: %s \"%s\" is not a number", what, s);
+  *out = (uint32_t) v;
+  return 0;
+}
+
+static int
+apply_user (oci_process *p, const char *spec, brig_error *err)
+{
+  _cleanup_free_ char *copy = xstrdup (spec);
+  char *colon = strchr (copy, ':');
+  uint32_t uid, gid;
+  int r;
+
+  if (colon)
+    *colon = '\0';
+  r = parse_id (copy, "uid", &uid, err);
+  if (r < 0)
+    return r;
+  if (colon)
+    {
+      r = parse_id (colon + 1, "gid", &gid, err);
+      if (r < 0)
+        return r;
+    }
+  if (p->user == NULL)
+    p->user = xmalloc0 (sizeof *p->user);
+  p->user->uid = uid;
+  p->user->has_uid = true;
+  if (colon)
+    {
+      p->user->gid = gid;
+      p->user->has_gid = true;
+    }
+  /* A numeric user replaces a username the config may carry. */
+  free (p->user->username);
+  p->user->username = NULL;
+  return 0;
+}
+
+static void
+add_cap (oci_process *p, const char *name)
+{
+  oci_capabilities *c;
+
+  if (p->capabilities == NULL)
+    p->capabilities = xmalloc0 (sizeof *p->capabilities);
+  c = p->capabilities;
+  strv_push (&c->bounding, &c->bounding_len, name);
+  strv_push (&c->effective, &c->effective_len, name);
+  strv_push (&c->inheritable, &c->inheritable_len, name);
+  strv_push (&c->permitted, &c->permitted_len, name);
+  strv_push (&c->ambient, &c->ambient_len, name);
+}
+
+static void
+replace_str (char **dst, const char *src)
+{
+  free (*dst);
+  *dst = xstrdup (src);
+}
+
+int
+brig_exec_apply_overrides (oci_process *p, const struct brig_exec_overrides *o,
+                           brig_error *err)
+{
+  int r;
+
+  if (o->args)
+    {
+      brig_strv_free (p->args);
+      p->args = strv_dup (o->args, &p->args_len);
+      free (p->command_line);
+      p->command_line = NULL;
+    }
+  if (o->cwd)
+    replace_str (&p->cwd, o->cwd);
+  for (size_t i = 0; o->env && o->env[i]; i++)
+    env_set (p, o->env[i]);
+  if (o->user)
+    {
+      r = apply_user (p, o->user, err);
+      if (r < 0)
+        return r;
+    }
+  if (o->gids_len > 0)
+    {
+      oci_user *u;
+      if (p->user == NULL)
+        p->user = xmalloc0 (sizeof *p->user);
+      u = p->user;
+      u->additional_gids = xrealloc (u->additional_gids,
+                                     (u->additional_gids_len + o->gids_len) * sizeof (uint32_t));
+      memcpy (u->additional_gids + u->additional_gids_len, o->gids,
+              o->gids_len * sizeof (uint32_t));
+      u->additional_gids_len += o->gids_len;
+    }
+  for (size_t i = 0; o->caps && o->caps[i]; i++)
+    add_cap (p, o->caps[i]);
+  /* exec gets a terminal only when asked, whatever the container's init has. */
+  p->terminal = o->tty == 1;
+  p->has_terminal = true;
+  if (o->no_new_privs == 1)
+    {
+      p->no_new_privileges = true;
+      p->has_no_new_privileges = true;
+    }
+  if (o->apparmor)
+    replace_str (&p->apparmor_profile, o->apparmor);
+  if (o->process_label)
+    replace_str (&p->selinux_label, o->process_label);
+  return 0;
+}
+
+int
+brig_exec_validate_process (const oci_process *p, brig_error *err)
+{
+  if (p->args == NULL || p->args_len == 0 || p->args[0] == NULL || p->args[0][0] == '\0')
+    return brig_error_set (err, 0, "process: args must not be empty");
+  if (p->cwd == NULL || p->cwd[0] == '\0')
+    return brig_error_set (err, 0, "process: cwd must not be empty");
+  if (p->cwd[0] != '/')
+    return brig_error_set (err, 0, "process: cwd \"%s\" is not an absolute path", p->cwd);
+  return 0;
+}
+
+/* ---- the child side ---- */
+
+struct exec_child {
+  brig_container *c;
+  const oci_config *cfg;
+  const oci_process *p;
+  brig_seccomp *seccomp;
+  int sync;              /* child end of the sync socketpair */
+  int console;           /* console socket (or socketpair end) when tty, else -1 */
+  const oci_console_size *size; /* the pty's initial size or NULL */
+  int preserve_fds;
+};
+
+static pid_t
+clone_as_sibling (void)
+{
+  /* clone3 first: the raw clone(2) argument order differs between
+   * architectures, clone3's struct does not. */
+  struct {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+  } args = { .flags = CLONE_PARENT, .exit_signal = 0 };
+  pid_t pid;
+
+  /* With CLONE_PARENT the exit signal is our own (SIGCHLD); clone3 wants
+   * exit_signal 0 with it. */
+  pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+  if (pid >= 0 || errno != ENOSYS)
+    return pid;
+  return (pid_t) syscall (SYS_clone, CLONE_PARENT, 0, NULL, NULL, 0);
+}
+
+/* Enter the init's namespaces and root. */
+static int
+join_container (struct exec_child *x, brig_error *err)
+{
+  pid_t pid = x->c->st.pid;
+  int fds[BRIG_NS_COUNT];
+  unsigned long flags = 0;
+  _cleanup_close_ int rootfd = -1;
+  char path[64];
+  int r;
+
+  snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
+  rootfd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return brig_error_errno (err, "open the container's root (%s)", path);
+  r = brig_ns_open_process (pid, fds, err);
+  if (r < 0)
+    return r;
+  /* Both were opened by pid: the pidfd tells whether it is still the init. */
+  if (syscall (SYS_pidfd_send_signal, x->c->pidfd, 0, NULL, 0) < 0)
+    {
+      r = brig_error_set (err, ESRCH, "container \"%s\" is not running", x->c->id);
+      goto out;
+    }
+  for (int t = 0; t < BRIG_NS_COUNT; t++)
+    if (fds[t] >= 0)
+      flags |= brig_ns_flag ((enum brig_ns_type) t);
+
+  /* All namespaces in one step through the pidfd (Linux >= 5.8). */
+  if (flags != 0 && setns (x->c->pidfd, (int) flags) == 0)
+    r = 0;
+  else if (flags != 0 && errno != EINVAL && errno != EBADF)
+    r = brig_error_errno (err, "join the namespaces of pid %d", (int) pid);
+  else
+    r = brig_ns_join (fds, err);
+  if (r < 0)
+    goto out;
+
+  if (fchdir (rootfd) < 0)
+    r = brig_error_errno (err, "enter the container's root");
+  else if (chroot (".") < 0)
+    r = brig_error_errno (err, "chroot into the container's root");
+  else if (chdir ("/") < 0)
+    r = brig_error_errno (err, "chdir /");
+out:
+  for (int t = 0; t < BRIG_NS_COUNT; t++)
+    if (fds[t] >= 0)
+      close (fds[t]);
+  return r;
+}
+
+static bool
+seccomp_has_notify (const oci_seccomp *s)
+{
+  if (s == NULL)
+    return false;
+  if (s->default_action && strcmp (s->default_action, "SCMP_ACT_NOTIFY") == 0)
+    return true;
+  for (size_t i = 0; i < s->syscalls_len; i++)
+    if (s->syscalls[i].action && strcmp (s->syscalls[i].action, "SCMP_ACT_NOTIFY") == 0)
+      return true;
+  return false;
+}
+
+/* C2: inside every namespace; become the process and exec. */
+static _Noreturn void
+run_process (struct exec_child *x)
+{
+  brig_error err = { 0 };
+  struct brig_sync_msg msg = { .fd = -1 };
+  struct brig_process pr;
+  sigset_t none;
+  int r;
+
+  r = brig_sync_expect (x->sync, BRIG_SYNC_GO, &msg, &err);
+  brig_sync_msg_clear (&msg);
+  if (r < 0)
+    _exit (1);
+
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+
+  if (x->console >= 0)
+    {
+      r = brig_terminal_setup (x->console, x->size, false, &err);
+      x->console = -1;
+      if (r < 0)
+        goto fail;
+    }
+
+  /* What the init applies after its rootfs is ready, in the same order:
+   * process attributes and LSM labels, then user, caps and seccomp. */
+  r = brig_procattr_apply (x->cfg, x->p, &err);
+  if (r < 0)
+    goto fail;
+  r = brig_lsm_apply_exec_labels (x->p, &err);
+  if (r < 0)
+    goto fail;
+
+  brig_process_init (&pr, x->p, x->seccomp, x->preserve_fds);
+  pr.seccomp_early = x->seccomp != NULL
+                     && (!x->p->no_new_privileges
+                         || seccomp_has_notify (x->cfg->linux ? x->cfg->linux->seccomp : NULL));
+  r = brig_process_become (&pr, &err);
+  if (r < 0)
+    goto fail;
+  r = brig_sync_send (x->sync, BRIG_SYNC_READY, 0, NULL, 0, pr.notify_fd);
+  if (r < 0)
+    _exit (1);
+  brig_process_exec (&pr, &err);
+fail:
+  brig_sync_send_error (x->sync, &err);
+  _exit (1);
+}
+
+/* C1: non-dumpable, join, and clone C2 as our parent's child. */
+static _Noreturn void
+run_joiner (struct exec_child *x)
+{
+  brig_error err = { 0 };
+  int32_t pid;
+
+  /* Before any setns: from now on the container cannot open our
+   * /proc/PID/exe, mem or fds (CVE-2019-5736). C2 inherits it until
+   * execve. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    {
+      brig_error_errno (&err, "prctl PR_SET_DUMPABLE");
+      goto fail;
+    }
+  /* execCPUAffinity.initial: the CPUs to run on until the cgroup (and its
+   * cpuset) is joined; C2 inherits it. */
+  if (brig_procattr_affinity_initial (x->p, &err) < 0)
+    goto fail;
+  if (join_container (x, &err) < 0)
+    goto fail;
+
+  pid = clone_as_sibling ();
+  if (pid < 0)
+    {
+      brig_error_errno (&err, "clone into the container's pid namespace");
+      goto fail;
+    }
+  if (pid == 0)
+    run_process (x);
+  if (brig_sync_send (x->sync, BRIG_SYNC_INIT_PID, 0, &pid, sizeof pid, -1) < 0)
+    {
+      kill (pid, SIGKILL);
+      _exit (1);
+    }
+  _exit (0);
+fail:
+  brig_sync_send_error (x->sync, &err);
+  _exit (1);
+}
+
+/* ---- the parent side ---- */
+
+static int
+check_status (const brig_container *c, bool ignore_paused, brig_error *err)
+{
+  switch (c->status)
+    {
+    case BRIG_STATUS_RUNNING:
+    case BRIG_STATUS_CREATED:
+      return 0;
+    case BRIG_STATUS_PAUSED:
+      if (ignore_paused)
+        return 0;
+      return brig_error_set (err, 0, "cannot exec in a paused container \"%s\" "
+                             "(use --ignore-paused to override)", c->id);
+    case BRIG_STATUS_CREATING:
+      return brig_error_set (err, 0, "cannot exec in container \"%s\": it is still being created",
+                             c->id);
+    case BRIG_STATUS_STOPPED:
+    default:
+      return brig_error_set (err, 0, "cannot exec in a stopped container \"%s\"", c->id);
+    }
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, brig_error *err)
+{
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  int r = brig_write_file_atomic (AT_FDCWD, path, buf, (size_t) n, 0644, err);
+  if (r < 0)
+    return brig_error_wrap (err, "pid file");
+  return 0;
+}
+
+static int
+load_process (const struct brig_exec_opts *o, oci_config *cfg, oci_process **owned,
+              const oci_process **out, brig_error *err)
+{
+  int r;
+
+  if (o->process_path)
+    {
+      oci_error perr = { NULL };
+      *owned = oci_process_parse_file (o->process_path, &perr);
+      if (*owned == NULL)
+        {
+          r = brig_error_set (err, 0, "--process %s: %s", o->process_path,
+                              perr.msg ? perr.msg : "invalid process JSON");
+          free (perr.msg);
+          return r;
+        }
+      *out = *owned;
+    }
+  else
+    {
+      if (cfg->process == NULL)
+        {
+          cfg->process = xmalloc0 (sizeof *cfg->process);
+          cfg->process->cwd = xstrdup ("/");
+        }
+      if (o->overrides)
+        {
+          r = brig_exec_apply_overrides (cfg->process, o->overrides, err);
+          if (r < 0)
+            return r;
+        }
+      *out = cfg->process;
+    }
+  return brig_exec_validate_process (*out, err);
+}
+
+/* Everything after the fork of C1, in P. */
+static int
+supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts *o,
+           const oci_process *p, brig_cgroup *cg, pid_t c1, int sync, int console,
+           int *exit_status, brig_error *err)
+{
+  struct brig_sync_msg msg = { .fd = -1 };
+  _cleanup_close_ int master = -1;
+  pid_t pid = -1;
+  int status, r;
+
+  r = brig_sync_expect (sync, BRIG_SYNC_INIT_PID, &msg, err);
+  while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (r < 0)
+    return brig_error_wrap (err, "exec");
+  if (msg.len == sizeof (int32_t))
+    {
+      int32_t v;
+      memcpy (&v, msg.data, sizeof v);
+      pid = v;
+    }
+  brig_sync_msg_clear (&msg);
+  if (pid <= 0)
+    return brig_error_set (err, EPROTO, "exec: no pid from the joining process");
+
+  if (cg)
+    {
+      r = brig_cgroup_enter (cg, pid, err);
+      if (r < 0)
+        goto kill_child;
+    }
+  if (p->has_oom_score_adj)
+    {
+      r = brig_process_set_oom_score_adj (pid, p->oom_score_adj, err);
+      if (r < 0)
+        goto kill_child;
+    }
+  r = brig_sync_send (sync, BRIG_SYNC_GO, 0, NULL, 0, -1);
+  if (r < 0)
+    {
+      brig_error_set (err, -r, "exec: start the process");
+      goto kill_child;
+    }
+  r = brig_sync_expect (sync, BRIG_SYNC_READY, &msg, err);
+  if (r < 0)
+    goto reap_child;
+  if (msg.fd >= 0 && cfg->linux && cfg->linux->seccomp)
+    {
+      _cleanup_free_ char *state = brig_container_state_json (c, -1, false);
+      r = brig_seccomp_send_notify (cfg->linux->seccomp, msg.fd, state ? state : "{}", err);
+      if (r < 0)
+        {
+          brig_sync_msg_clear (&msg);
+          goto kill_child;
+        }
+    }
+  brig_sync_msg_clear (&msg);
+
+  /* execve closes C2's end: EOF means the process runs. */
+  r = brig_sync_recv (sync, &msg);
+  if (r == 0)
+    {
+      if (msg.type == BRIG_SYNC_ERROR)
+        r = brig_error_set_raw (err, msg.code, msg.data);
+      else
+        r = brig_error_set (err, EPROTO, "exec: unexpected message %u", msg.type);
+      brig_sync_msg_clear (&msg);
+      goto reap_child;
+    }
+  if (r != -EPIPE)
+    {
+      brig_error_set (err, -r, "exec: wait for the process to start");
+      goto kill_child;
+    }
+
+  if (o->pid_file)
+    {
+      r = write_pid_file (o->pid_file, pid, err);
+      if (r < 0)
+        goto kill_child;
+    }
+  /* The process runs: delete and kill must not wait for us. */
+  flock (c->dirfd, LOCK_UN);
+
+  if (o->detach)
+    {
+      *exit_status = 0;
+      return 0;
+    }
+  if (p->terminal && console >= 0)
+    {
+      r = brig_terminal_recv_master (console, &master, err);
+      if (r < 0)
+        goto kill_child;
+    }
+  return brig_terminal_proxy (master, pid, exit_status, err);
+
+kill_child:
+  kill (pid, SIGKILL);
+reap_child:
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return r < 0 ? r : -EIO;
+}
+
+int
+brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *exit_status,
+           brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  oci_config *cfg = NULL;
+  oci_process *owned = NULL;
+  const oci_process *p = NULL;
+  brig_seccomp *sc = NULL;
+  brig_cgroup *cg = NULL;
+  int sync[2] = { -1, -1 }, console[2] = { -1, -1 };
+  struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+  sigset_t all, old_mask;
+  bool restore = false;
+  pid_t c1;
+  int r;
+
+  *exit_status = 255;
+  r = brig_container_load (ctx, o->id, BRIG_LOCK_SHARED, &c, err);
+  if (r < 0)
+    return r;
+  r = check_status (c, o->ignore_paused, err);
+  if (r < 0)
+    return r;
+  r = brig_container_config (c, &cfg, err);
+  if (r < 0)
+    return r;
+  r = load_process (o, cfg, &owned, &p, err);
+  if (r < 0)
+    goto out;
+  r = brig_terminal_check_mode (p->terminal, o->detach, o->console_socket, err);
+  if (r < 0)
+    goto out;
+  r = brig_procattr_validate (cfg, p, err);
+  if (r < 0)
+    goto out;
+  r = brig_lsm_validate (cfg, p, err);
+  if (r < 0)
+    goto out;
+
+  if (cfg->linux && cfg->linux->seccomp)
+    {
+      _cleanup_free_ char *cache = brig_seccomp_cache_dir (ctx->state_root);
+      r = brig_seccomp_prepare (cfg->linux->seccomp, cache, &sc, err);
+      if (r < 0)
+        goto out;
+    }
+  if (c->st.cgroup_manager && c->st.cgroup_path)
+    {
+      r = brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, &cg, err);
+      if (r < 0)
+        goto out;
+    }
+  if (p->terminal)
+    {
+      if (o->console_socket)
+        r = brig_terminal_connect_socket (o->console_socket, &console[1], err);
+      else if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console) < 0)
+        r = brig_error_errno (err, "exec: socketpair");
+      if (r < 0)
+        goto out;
+    }
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0)
+    {
+      r = brig_error_errno (err, "exec: socketpair");
+      goto out;
+    }
+
+  /* Signals that arrive from now on are for the process: they wait, blocked,
+   * until brig_terminal_proxy forwards them. SIGCHLD must not be ignored or
+   * the kernel would reap C2 before we read its status. */
+  sigfillset (&all);
+  sigprocmask (SIG_BLOCK, &all, &old_mask);
+  sigaction (SIGCHLD, &dfl, &old_chld);
+  restore = true;
+
+  c1 = fork ();
+  if (c1 < 0)
+    {
+      r = brig_error_errno (err, "exec: fork");
+      goto out;
+    }
+  if (c1 == 0)
+    {
+      struct exec_child x = {
+        .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
+        .console = console[1], .preserve_fds = o->preserve_fds,
+        .size = p->console_size,
+      };
+      oci_console_size ours;
+      /* A pty we proxy starts with the size of the terminal brig runs in. */
+      if (p->terminal && o->console_socket == NULL && brig_terminal_stdin_size (&ours))
+        x.size = &ours;
+      close (sync[0]);
+      if (console[0] >= 0)
+        close (console[0]);
+      run_joiner (&x);
+    }
+  close (sync[1]);
+  sync[1] = -1;
+  if (console[1] >= 0)
+    {
+      close (console[1]);
+      console[1] = -1;
+    }
+  r = supervise (c, cfg, o, p, cg, c1, sync[0], console[0], exit_status, err);
+
+out:
+  if (restore)
+    {
+      sigaction (SIGCHLD, &old_chld, NULL);
+      sigprocmask (SIG_SETMASK, &old_mask, NULL);
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      if (sync[i] >= 0)
+        close (sync[i]);
+      if (console[i] >= 0)
+        close (console[i]);
+    }
+  brig_cgroup_free (cg);
+  brig_seccomp_free (sc);
+  if (owned)
+    oci_process_free (owned);
+  oci_config_free (cfg);
+  return r;
+}
