@@ -2,6 +2,8 @@
 #ifndef BRIG_CAPS_H
 #define BRIG_CAPS_H
 
+#include <stddef.h>
+
 #include "error.h"
 #include "ocispec.h"
 
@@ -13,5 +15,18 @@ int brig_caps_prepare (const oci_capabilities *caps, brig_error *err);
 /* After the uid/gid change: set effective, permitted, inheritable and
  * ambient exactly as listed. */
 int brig_caps_apply (const oci_capabilities *caps, brig_error *err);
+
+/* Log a warning for every capability name in caps that libcap or the
+ * running kernel does not know (for the parent's config check; the
+ * init's brig_caps_prepare warns as well). */
+void brig_caps_check (const oci_capabilities *caps);
+
+/* The capability names ("CAP_CHOWN", ...) that both libcap and the running
+ * kernel know, in number order; a malloc'd NULL-terminated vector. */
+char **brig_caps_known (size_t *n);
+
+/* The highest capability number the running kernel knows
+ * (/proc/sys/kernel/cap_last_cap). */
+int brig_caps_last_cap (void);
 
 #endif

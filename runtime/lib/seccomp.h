@@ -1,8 +1,27 @@
-/* Seccomp: the linux.seccomp object compiled with libseccomp into BPF. */
+/* Seccomp: the linux.seccomp object compiled with libseccomp into BPF.
+ *
+ * The profile is validated and compiled in the parent (brig_seccomp_prepare,
+ * before clone) and cached under --root; the container init only hands the
+ * ready BPF program to seccomp(2) (brig_seccomp_load), so it does no
+ * libseccomp work and allocates nothing. */
+/* runtime/lib is on the include path, so <seccomp.h> finds this file
+ * before libseccomp's: hand that name through to libseccomp's header. */
+#ifndef _SECCOMP_H
+#ifdef __clang__
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winclude-next-absolute-path"
+#endif
+#include_next <seccomp.h>
+#ifdef __clang__
+#pragma clang diagnostic pop
+#endif
+#endif
+
 #ifndef BRIG_SECCOMP_H
 #define BRIG_SECCOMP_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "ocispec.h"
@@ -17,14 +36,37 @@ int brig_seccomp_prepare (const oci_seccomp *s, const char *cache_dir,
 
 /* Load the filter into the calling thread: the last step before execve.
  * When the profile uses SCMP_ACT_NOTIFY, *notify_fd receives the listener
- * fd (else -1). */
+ * fd (else -1). Without no_new_privs the caller must still hold
+ * CAP_SYS_ADMIN (in its user namespace), or the kernel refuses (EACCES). */
 int brig_seccomp_load (brig_seccomp *sc, int *notify_fd, brig_error *err);
 
 /* Send the notify fd and the container state JSON to listenerPath as
- * config-linux.md describes (called by the runtime, not the container). */
+ * config-linux.md describes (called by the runtime, not the container).
+ * The process pid is taken from the state's "pid". */
 int brig_seccomp_send_notify (const oci_seccomp *s, int notify_fd,
                               const char *state_json, brig_error *err);
 
+/* As brig_seccomp_send_notify, for a process whose pid is not the state's
+ * (brig exec): pid is the process the notify fd belongs to. */
+int brig_seccomp_send_notify_pid (const oci_seccomp *s, int notify_fd, pid_t pid,
+                                  const char *state_json, brig_error *err);
+
 void brig_seccomp_free (brig_seccomp *sc);
+
+/* True when the compiled profile uses SCMP_ACT_NOTIFY (the init must pass
+ * the listener fd from brig_seccomp_load to the parent). */
+bool brig_seccomp_uses_notify (const brig_seccomp *sc);
+
+/* The cache directory for compiled filters under a state root (malloc'd):
+ * <root>/@seccomp-cache. '@' is not allowed in container ids, so no
+ * container can collide with it and `list` never shows it. */
+char *brig_seccomp_cache_dir (const char *state_root);
+
+/* Fill the seccomp part of the features document: actions, operators,
+ * archs this libseccomp knows, knownFlags and the kernel's supportedFlags. */
+void brig_seccomp_features (oci_feat_seccomp *out);
+
+/* brig's hardened default profile for `brig spec` (seccomp_profile.c). */
+oci_seccomp *brig_seccomp_default_profile (void);
 
 #endif

@@ -1,0 +1,238 @@
+/* Capabilities of the container process.
+ *
+ * Order matters: the bounding set is cut and PR_SET_KEEPCAPS set while the
+ * init still runs as root (brig_caps_prepare); after setresuid/setresgid
+ * the permitted set survived, and brig_caps_apply sets the five sets to
+ * exactly what config.json lists. A name libcap or the kernel does not know
+ * is skipped with a warning (runtime-spec 1.3 config.md). */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "caps.h"
+#include "log.h"
+#include "utils.h"
+
+int
+brig_caps_last_cap (void)
+{
+  static int last = -1;
+  _cleanup_free_ char *buf = NULL;
+
+  if (last >= 0)
+    return last;
+  if (brig_read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", &buf, NULL, NULL) == 0)
+    last = atoi (buf);
+  if (last <= 0)
+    last = CAP_LAST_CAP;
+  /* The masks below are 64 bits wide. */
+  if (last > 63)
+    last = 63;
+  return last;
+}
+
+/* Resolve "CAP_XXX" to its number; -1 when libcap or the kernel lacks it.
+ * Only the canonical upper-case spelling is accepted, as runc does. */
+static int
+cap_number (const char *name)
+{
+  cap_value_t v;
+
+  if (strncmp (name, "CAP_", 4) != 0 || name[4] == '\0')
+    return -1;
+  for (const char *p = name + 4; *p; p++)
+    if (!(isupper ((unsigned char) *p) || isdigit ((unsigned char) *p) || *p == '_'))
+      return -1;
+  if (cap_from_name (name, &v) < 0)
+    return -1;
+  if ((int) v > brig_caps_last_cap ())
+    return -1;
+  return (int) v;
+}
+
+static uint64_t
+caps_mask (char **names, size_t n, const char *field, bool warn)
+{
+  uint64_t mask = 0;
+
+  for (size_t i = 0; names != NULL && i < n; i++)
+    {
+      int c = cap_number (names[i]);
+      if (c < 0)
+        {
+          if (warn)
+            brig_warn ("process.capabilities.%s: unknown capability \"%s\" skipped", field,
+                       names[i]);
+          continue;
+        }
+      mask |= UINT64_C (1) << c;
+    }
+  return mask;
+}
+
+struct cap_sets {
+  uint64_t bounding, effective, permitted, inheritable, ambient;
+};
+
+static void
+parse_sets (const oci_capabilities *caps, struct cap_sets *s, bool warn)
+{
+  memset (s, 0, sizeof *s);
+  if (caps == NULL)
+    return;
+  s->bounding = caps_mask (caps->bounding, caps->bounding_len, "bounding", warn);
+  s->effective = caps_mask (caps->effective, caps->effective_len, "effective", warn);
+  s->permitted = caps_mask (caps->permitted, caps->permitted_len, "permitted", warn);
+  s->inheritable = caps_mask (caps->inheritable, caps->inheritable_len, "inheritable", warn);
+  s->ambient = caps_mask (caps->ambient, caps->ambient_len, "ambient", warn);
+}
+
+void
+brig_caps_check (const oci_capabilities *caps)
+{
+  struct cap_sets s;
+  parse_sets (caps, &s, true);
+}
+
+int
+brig_caps_prepare (const oci_capabilities *caps, brig_error *err)
+{
+  struct cap_sets s;
+  int last = brig_caps_last_cap ();
+  int r;
+
+  parse_sets (caps, &s, true);
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return brig_error_errno (err, "prctl PR_SET_KEEPCAPS");
+  for (int c = 0; c <= last; c++)
+    {
+      if (s.bounding & (UINT64_C (1) << c))
+        continue;
+      if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+        {
+          int e = errno;
+          char *name = cap_to_name ((cap_value_t) c);
+          r = brig_error_set (err, e, "drop %s from the bounding set", name ? name : "?");
+          cap_free (name);
+          return r;
+        }
+    }
+  return 0;
+}
+
+static int
+set_proc (uint64_t eff, uint64_t perm, uint64_t inh, brig_error *err)
+{
+  cap_t c = cap_init ();
+  int last = brig_caps_last_cap ();
+  int r = 0;
+
+  if (c == NULL)
+    return brig_error_errno (err, "cap_init");
+  for (int i = 0; i <= last; i++)
+    {
+      cap_value_t v = (cap_value_t) i;
+      if ((eff & (UINT64_C (1) << i)) && cap_set_flag (c, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0)
+        r = -1;
+      if ((perm & (UINT64_C (1) << i)) && cap_set_flag (c, CAP_PERMITTED, 1, &v, CAP_SET) < 0)
+        r = -1;
+      if ((inh & (UINT64_C (1) << i)) && cap_set_flag (c, CAP_INHERITABLE, 1, &v, CAP_SET) < 0)
+        r = -1;
+    }
+  if (r == 0 && cap_set_proc (c) < 0)
+    r = -1;
+  if (r < 0)
+    r = brig_error_errno (err, "set capabilities");
+  cap_free (c);
+  return r;
+}
+
+/* The permitted set the process holds now, as a mask. */
+static uint64_t
+current_permitted (void)
+{
+  cap_t c = cap_get_proc ();
+  int last = brig_caps_last_cap ();
+  uint64_t mask = 0;
+
+  if (c == NULL)
+    return 0;
+  for (int i = 0; i <= last; i++)
+    {
+      cap_flag_value_t v = CAP_CLEAR;
+      if (cap_get_flag (c, (cap_value_t) i, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+        mask |= UINT64_C (1) << i;
+    }
+  cap_free (c);
+  return mask;
+}
+
+int
+brig_caps_apply (const oci_capabilities *caps, brig_error *err)
+{
+  struct cap_sets s;
+  uint64_t held;
+  int last = brig_caps_last_cap ();
+  int r;
+
+  parse_sets (caps, &s, false);
+  /* setresuid to a non-zero uid cleared the effective set; raise what is
+   * still permitted so CAP_SETPCAP can shape the inheritable set. */
+  held = current_permitted ();
+  r = set_proc (held, held, 0, err);
+  if (r < 0)
+    return brig_error_wrap (err, "restore capabilities after the uid change");
+  r = set_proc (s.effective, s.permitted, s.inheritable, err);
+  if (r < 0)
+    return r;
+
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return brig_error_errno (err, "clear ambient capabilities");
+  for (int c = 0; c <= last; c++)
+    {
+      if (!(s.ambient & (UINT64_C (1) << c)))
+        continue;
+      if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
+        {
+          /* The kernel only allows ambient caps that are also permitted
+           * and inheritable: a config that lists one without the other is
+           * honoured as far as possible, as runc does. */
+          int e = errno;
+          char *name = cap_to_name ((cap_value_t) c);
+          brig_warn ("cannot raise ambient capability %s: %s", name ? name : "?", strerror (e));
+          cap_free (name);
+        }
+    }
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+    return brig_error_errno (err, "prctl PR_SET_KEEPCAPS");
+  return 0;
+}
+
+char **
+brig_caps_known (size_t *n)
+{
+  int last = brig_caps_last_cap ();
+  char **v = xmalloc0 ((size_t) (last + 2) * sizeof *v);
+
+  *n = 0;
+  for (int i = 0; i <= last; i++)
+    {
+      char *name = cap_to_name ((cap_value_t) i);
+      /* libcap spells numbers it has no name for as plain digits. */
+      if (name != NULL && strncmp (name, "cap_", 4) == 0)
+        {
+          char *up = xstrdup (name);
+          for (char *p = up; *p; p++)
+            *p = (char) toupper ((unsigned char) *p);
+          v[(*n)++] = up;
+        }
+      cap_free (name);
+    }
+  v[*n] = NULL;
+  return v;
+}
