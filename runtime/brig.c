@@ -10,6 +10,23 @@
 
 /* Only commands that work are listed here (and so in --help). */
 const struct brig_command brig_commands[] = {
+  { "create", "create a container from a bundle, waiting for start", cmd_create },
+  { "start", "start the process of a created container", cmd_start },
+  { "run", "create and start a container", cmd_run },
+  { "state", "print the state of a container as JSON", cmd_state },
+  { "list", "list containers", cmd_list },
+  { "kill", "send a signal to a container's process(es)", cmd_kill },
+  { "delete", "delete a container", cmd_delete },
+  { "exec", "run a new process inside a running container", cmd_exec },
+  { "ps", "list the processes of a container", cmd_ps },
+  { "pause", "suspend all processes of a container", cmd_pause },
+  { "resume", "resume a paused container", cmd_resume },
+  { "update", "update the resource limits of a container", cmd_update },
+  { "checkpoint", "checkpoint a running container with criu", cmd_checkpoint },
+  { "restore", "restore a container from a criu checkpoint", cmd_restore },
+  { "events", "print a container's resource statistics and OOM events", cmd_events },
+  { "spec", "write a default config.json into a bundle", cmd_spec },
+  { "features", "print the features this build supports (JSON)", cmd_features },
   { "version", "print the version and the compiled-in features", cmd_version },
 };
 const int brig_commands_count = (int) (sizeof brig_commands / sizeof brig_commands[0]);

@@ -6,12 +6,22 @@
 #define BRIG_CGROUP_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
 #include "ocispec.h"
 
 typedef struct brig_cgroup brig_cgroup;
+
+/* How the host mounts cgroups. */
+enum brig_cgroup_mode {
+  BRIG_CGROUP_NONE,    /* no cgroup filesystem mounted */
+  BRIG_CGROUP_V1,      /* v1 controllers only */
+  BRIG_CGROUP_HYBRID,  /* v1 controllers plus a cgroup2 mount (e.g. /sys/fs/cgroup/unified) */
+  BRIG_CGROUP_V2,      /* cgroup2 only (the unified hierarchy) */
+};
 
 struct brig_cgroup_config {
   const char *id;                   /* container id */
@@ -20,6 +30,12 @@ struct brig_cgroup_config {
   bool systemd;                     /* --systemd-cgroup */
   bool rootless;
   const oci_map *annotations;       /* config annotations (systemd props) */
+  /* Optional: linux.devices, which the device cgroup allows implicitly. */
+  const oci_device *devices;
+  size_t devices_len;
+  /* Optional: force a manager ("cgroupfs", "systemd", "disabled"); NULL
+   * chooses from systemd above and the host. */
+  const char *manager;
 };
 
 /* Create the cgroup (all hierarchies) and apply resources. On failure
@@ -27,8 +43,10 @@ struct brig_cgroup_config {
 int brig_cgroup_create (const struct brig_cgroup_config *cfg, brig_cgroup **out,
                         brig_error *err);
 
-/* An O_PATH|O_DIRECTORY fd of the v2 cgroup directory for clone3's
- * CLONE_INTO_CGROUP, or -1 when that cannot be used (v1, hybrid, systemd). */
+/* An fd (O_RDONLY|O_DIRECTORY|O_CLOEXEC, owned by the handle: do not close
+ * it; brig_cgroup_free does) of the v2 cgroup directory for clone3's
+ * CLONE_INTO_CGROUP, or -1 when that cannot be used (v1, hybrid, systemd,
+ * disabled); then call brig_cgroup_enter. */
 int brig_cgroup_clone_fd (brig_cgroup *cg);
 
 /* Move pid into the cgroup (every hierarchy). */
@@ -62,5 +80,66 @@ int brig_cgroup_is_frozen (brig_cgroup *cg);
 
 /* Apply new resources to an existing cgroup (brig update). */
 int brig_cgroup_update (brig_cgroup *cg, const oci_resources *res, brig_error *err);
+
+/* The host's cgroup mode, detected once from /proc/self/mountinfo. */
+enum brig_cgroup_mode brig_cgroup_host_mode (void);
+
+/* "v1", "hybrid", "v2" or "none". */
+const char *brig_cgroup_mode_name (enum brig_cgroup_mode mode);
+
+/* The mode the handle works in. */
+enum brig_cgroup_mode brig_cgroup_mode (const brig_cgroup *cg);
+
+/* Statistics for `brig events`, in runc's shape. Fields the host lacks stay 0. */
+struct brig_cgroup_stats {
+  struct {
+    uint64_t total, kernel, user;          /* ns */
+    uint64_t *percpu;                      /* ns per cpu, malloc'd, may be NULL */
+    size_t n_percpu;
+    uint64_t periods, throttled_periods, throttled_time;
+  } cpu;
+  struct {
+    uint64_t usage, max_usage, limit, failcnt;
+    uint64_t swap_usage, swap_max_usage, swap_limit, swap_failcnt;
+    uint64_t kernel_usage, kernel_max_usage, kernel_limit, kernel_failcnt;
+    uint64_t cache;
+    char **stat_keys;                      /* memory.stat, malloc'd */
+    uint64_t *stat_values;
+    size_t n_stat;
+    bool use_hierarchy;
+  } memory;
+  struct {
+    uint16_t *cpus, *mems;                 /* effective lists, malloc'd */
+    size_t n_cpus, n_mems;
+    bool has_flags;                        /* v1: the flag files below */
+    uint64_t cpu_exclusive, mem_hardwall, mem_exclusive, memory_migrate, memory_spread_page,
+      memory_spread_slab, memory_pressure, sched_load_balance;
+    int64_t sched_relax_domain_level;
+  } cpuset;
+  struct { uint64_t current, limit; } pids;
+  /* blkio: io_service_bytes_recursive / io_serviced_recursive entries */
+  struct brig_cgroup_blkio_entry {
+    uint64_t major, minor;
+    char op[16];
+    uint64_t value;
+  } *io_bytes, *io_ops;
+  size_t n_io_bytes, n_io_ops;
+  struct brig_cgroup_hugetlb {
+    char size[32];
+    uint64_t usage, max, failcnt;
+  } *hugetlb;
+  size_t n_hugetlb;
+  /* OOM kills so far (memory.events oom_kill on v2, memory.oom_control oom_kill on v1) */
+  uint64_t oom_kills;
+};
+
+/* Read the statistics of the cgroup. */
+int brig_cgroup_stats (brig_cgroup *cg, struct brig_cgroup_stats *st, brig_error *err);
+
+/* Release what brig_cgroup_stats allocated. */
+void brig_cgroup_stats_clear (struct brig_cgroup_stats *st);
+
+/* The number of OOM kills in the cgroup so far (for OOM events); negative errno on error. */
+int brig_cgroup_oom_count (brig_cgroup *cg, uint64_t *count);
 
 #endif

@@ -511,6 +511,10 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
 
   if (pname && *pname && (prop = brig_mount_propagation_parse (pname)) == 0)
     return brig_error_set (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not valid", pname);
+  /* The rootfs is bind-mounted from the mount holding it, which must stay
+   * bindable: [r]unbindable is applied to the new root after pivot_root. */
+  if (prop & MS_UNBINDABLE)
+    prop = MS_SLAVE | MS_REC;
   c.rootfs = realpath (rootfs, NULL);
   if (c.rootfs == NULL)
     return brig_error_errno (err, "rootfs %s", rootfs);

@@ -6,6 +6,10 @@
 #   BRIG     the brig binary (default: the build tree's runtime/brig)
 #   RUNTIME  the runtime under test (default $BRIG); RUNTIME=/usr/sbin/runc runs
 #            the same tests against runc, the reference behaviour.
+#   BRIG_CMD_TIMEOUT  seconds before one runtime command is killed (120)
+#
+# Containers that outlive a command must not hold the test's stdout (bats
+# would wait for them): start them with create_container / run_detached.
 
 HELPERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SRCDIR="${SRCDIR:-$(cd "$HELPERS_DIR/../.." && pwd)}"
@@ -15,9 +19,13 @@ TEST_CGROUP_PARENT="brig-test"
 # The busybox rootfs is built once per bats run and copied per bundle.
 ROOTFS_CACHE="${BRIG_ROOTFS_CACHE:-${BATS_RUN_TMPDIR:-/tmp}/brig-rootfs}"
 
+# Seconds one runtime command may take before it is killed, so that a hung
+# command fails its test instead of blocking the whole suite.
+BRIG_CMD_TIMEOUT="${BRIG_CMD_TIMEOUT:-120}"
+
 # brig [args...]: run the runtime under test with the test's private --root.
 brig() {
-	"$RUNTIME" --root "$ROOT" "$@"
+	timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
 }
 
 # Build the busybox rootfs template from Debian's busybox-static.
@@ -107,14 +115,17 @@ write_default_config() {
 }
 
 # setup_bundle: create $ROOT (state) and $BUNDLE (config.json + rootfs).
+# The bundle's containers go to the cgroup /brig-test/$CGROUP_NAME (see
+# set_cgroup_path to give several containers of one bundle their own).
 setup_bundle() {
 	build_rootfs_template
 	ROOT="$(mktemp -d /tmp/brig-test-root.XXXXXX)"
 	BUNDLE="$(mktemp -d /tmp/brig-test-bundle.XXXXXX)"
+	CGROUP_NAME="$(basename "$BUNDLE")"
 	chmod 0755 "$BUNDLE"
 	cp -a "$ROOTFS_CACHE" "$BUNDLE/rootfs"
-	write_default_config "$BUNDLE" "$(basename "$BUNDLE")"
-	export ROOT BUNDLE
+	write_default_config "$BUNDLE" "$CGROUP_NAME"
+	export ROOT BUNDLE CGROUP_NAME
 	# Like runc, brig defaults --bundle to the current directory.
 	cd "$BUNDLE"
 }
@@ -126,31 +137,83 @@ update_config() {
 	jq "$1" "$dir/config.json" >"$tmp" && mv "$tmp" "$dir/config.json"
 }
 
-# Remove the test cgroups (depth first) in every hierarchy.
+# set_cgroup_path ID [BUNDLE]: point the bundle's cgroupsPath at a cgroup of
+# its own for container ID (teardown removes it), for tests that run several
+# containers of one bundle at the same time.
+set_cgroup_path() {
+	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME-$1\"" "${2:-}"
+}
+
+# test_cgroup_dirs: the cgroup directories of this test's containers, in every
+# hierarchy (v1 controllers, the unified mount, or a pure v2 root).
+test_cgroup_dirs() {
+	local d
+	[ -n "${CGROUP_NAME:-}" ] || return 0
+	for d in /sys/fs/cgroup/*/"$TEST_CGROUP_PARENT"/"$CGROUP_NAME" \
+		/sys/fs/cgroup/*/"$TEST_CGROUP_PARENT"/"$CGROUP_NAME"-* \
+		/sys/fs/cgroup/"$TEST_CGROUP_PARENT"/"$CGROUP_NAME" \
+		/sys/fs/cgroup/"$TEST_CGROUP_PARENT"/"$CGROUP_NAME"-*; do
+		[ -d "$d" ] && echo "$d"
+	done
+	return 0
+}
+
+# remove_test_cgroups: remove this test's cgroups (depth first). Only the
+# test's own cgroups: other test files may run at the same time, so the
+# shared parent brig-test is left in place.
 remove_test_cgroups() {
 	local d
-	for d in /sys/fs/cgroup/*/"$TEST_CGROUP_PARENT" /sys/fs/cgroup/"$TEST_CGROUP_PARENT"; do
-		[ -d "$d" ] || continue
+	for d in $(test_cgroup_dirs); do
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	done
 }
 
+# process_alive PID: the process exists and is not a zombie (kill -0 also
+# succeeds on zombies, and this host's PID 1 reaps orphans lazily).
+process_alive() {
+	local st
+	st="$(sed -E 's/^.*\) (.).*$/\1/' "/proc/$1/stat" 2>/dev/null)" || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# test_pids: pids of live processes in this test's cgroups (any hierarchy).
+# Zombies are left out: they hold nothing, and a container init reparented to
+# a PID 1 that reaps lazily may stay a zombie for a while.
+test_pids() {
+	local f pid st
+	[ -n "${CGROUP_NAME:-}" ] || return 0
+	grep -l -E ":/$TEST_CGROUP_PARENT/$CGROUP_NAME(-[^/]*)?(/|\$)" /proc/[0-9]*/cgroup 2>/dev/null |
+		while read -r f; do
+			pid="${f#/proc/}" pid="${pid%/cgroup}"
+			process_alive "$pid" && echo "$pid"
+		done
+	return 0
+}
+
 # teardown_bundle: delete every container the test left, then its files.
 teardown_bundle() {
-	local id
+	local id pid
 	if [ -n "${ROOT:-}" ] && [ -d "$ROOT" ]; then
 		for id in $("$RUNTIME" --root "$ROOT" list -q 2>/dev/null); do
 			"$RUNTIME" --root "$ROOT" kill "$id" KILL >/dev/null 2>&1 || true
 			"$RUNTIME" --root "$ROOT" delete --force "$id" >/dev/null 2>&1 || true
 		done
-		rm -rf "$ROOT"
 	fi
+	# A container the runtime lost track of: kill what is still in our
+	# cgroups (only ours, by pid) so the cgroups can be removed.
+	for pid in $(test_pids); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	[ -n "$(test_pids)" ] && sleep 0.2
+	[ -n "${ROOT:-}" ] && rm -rf "$ROOT"
 	cd /
 	[ -n "${BUNDLE:-}" ] && rm -rf "$BUNDLE"
 	remove_test_cgroups
+	return 0
 }
 
-# wait_for_status ID STATUS [TRIES]: poll `state` until status matches.
+# wait_for_status ID STATUS [TRIES]: poll `state` until status matches
+# (every 50ms, 100 tries by default).
 wait_for_status() {
 	local id="$1" want="$2" tries="${3:-100}" got
 	while [ "$tries" -gt 0 ]; do
@@ -163,7 +226,21 @@ wait_for_status() {
 	return 1
 }
 
+# is_brig: true when the runtime under test is brig (not runc).
+is_brig() {
+	[ "$(basename "$RUNTIME")" = brig ]
+}
+
+# runtime_has_command NAME: brig lists only working commands in --help;
+# runc has them all.
+runtime_has_command() {
+	is_brig || return 0
+	"$RUNTIME" --help 2>/dev/null | grep -qE "^[[:space:]]+$1([[:space:]]|\$)"
+}
+
 # requires CHECK...: skip with a reason unless every check holds.
+#   root, cgroup_v1, cgroup_v2, runc, brig (runtime under test is brig),
+#   command:NAME (the runtime implements NAME), program:NAME (on the host)
 requires() {
 	local c
 	for c in "$@"; do
@@ -172,7 +249,58 @@ requires() {
 		cgroup_v1) [ -d /sys/fs/cgroup/memory ] || skip "test requires cgroup v1 controllers" ;;
 		cgroup_v2) [ -f /sys/fs/cgroup/cgroup.controllers ] || skip "test requires a pure cgroup v2 host" ;;
 		runc) [ -x /usr/sbin/runc ] || skip "test requires runc (Debian package) as reference" ;;
+		brig) is_brig || skip "brig-only test (RUNTIME=$RUNTIME)" ;;
+		command:*) runtime_has_command "${c#command:}" ||
+			skip "$(basename "$RUNTIME") has no '${c#command:}' command yet" ;;
+		program:*) command -v "${c#program:}" >/dev/null ||
+			skip "test requires ${c#program:} on the host" ;;
 		*) echo "requires: unknown check $c" >&2; return 1 ;;
 		esac
 	done
+}
+
+# create_container ID [CREATE FLAGS...]: `brig create` with the container's
+# stdio on files ($BUNDLE/ID.out, $BUNDLE/ID.err) and stdin from /dev/null, so
+# a container that outlives the command does not hold the test's pipes.
+# Returns create's status; on failure prints create's stderr.
+create_container() {
+	local id="$1" rc=0
+	shift
+	brig create "$@" "$id" </dev/null >"$BUNDLE/$id.out" 2>"$BUNDLE/$id.err" || rc=$?
+	[ "$rc" -eq 0 ] || { echo "create $id failed ($rc):" >&2; cat "$BUNDLE/$id.err" >&2; }
+	return "$rc"
+}
+
+# run_detached ID [RUN FLAGS...]: `brig run -d` like create_container.
+run_detached() {
+	local id="$1" rc=0
+	shift
+	brig run -d "$@" "$id" </dev/null >"$BUNDLE/$id.out" 2>"$BUNDLE/$id.err" || rc=$?
+	[ "$rc" -eq 0 ] || { echo "run -d $id failed ($rc):" >&2; cat "$BUNDLE/$id.err" >&2; }
+	return "$rc"
+}
+
+# assert_contains HAYSTACK NEEDLE: fail, showing both, unless HAYSTACK
+# contains NEEDLE.
+assert_contains() {
+	[[ "$1" == *"$2"* ]] && return 0
+	printf 'expected to find: %s\nin: %s\n' "$2" "$1" >&2
+	return 1
+}
+
+# assert_no_leftovers [ID]: nothing of the test's containers remains: no
+# state entry (for ID, or any when no ID), no cgroup, no process.
+assert_no_leftovers() {
+	local left
+	if [ -n "${1:-}" ]; then
+		[ ! -e "$ROOT/$1" ] || { echo "state dir $ROOT/$1 left behind" >&2; return 1; }
+	else
+		left="$(ls -A "$ROOT" 2>/dev/null)"
+		[ -z "$left" ] || { echo "state left under $ROOT: $left" >&2; return 1; }
+	fi
+	left="$(test_pids)"
+	[ -z "$left" ] || { echo "processes left in test cgroups: $left" >&2; ps -o pid,ppid,stat,args -p "$(echo $left | tr ' ' ,)" >&2; return 1; }
+	left="$(test_cgroup_dirs)"
+	[ -z "$left" ] || { echo "cgroups left: $left" >&2; return 1; }
+	return 0
 }

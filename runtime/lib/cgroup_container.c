@@ -1,0 +1,123 @@
+/* pause, resume, update and the events view: the state store gives the
+ * cgroup manager and path recorded at create; the manager does the rest. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cgroup_container.h"
+#include "state.h"
+#include "utils.h"
+
+struct brig_events {
+  brig_container *c;
+  brig_cgroup *cg;
+};
+
+static int
+load_cgroup (brig_container *c, brig_cgroup **cg, brig_error *err)
+{
+  *cg = NULL;
+  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
+    return brig_error_set (err, 0, "container \"%s\" has no cgroup", c->id);
+  return brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+}
+
+static int
+set_frozen (const struct brig_context *ctx, const char *id, bool freeze, brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  brig_cgroup *cg = NULL;
+  int r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
+  if (r < 0)
+    return r;
+  if (freeze && c->status != BRIG_STATUS_RUNNING)
+    return brig_error_set (err, 0, "container \"%s\" is not running (%s)", id,
+                           brig_status_name (c->status));
+  if (!freeze && c->status != BRIG_STATUS_PAUSED)
+    return brig_error_set (err, 0, "container \"%s\" is not paused (%s)", id,
+                           brig_status_name (c->status));
+  r = load_cgroup (c, &cg, err);
+  if (r < 0)
+    return r;
+  r = brig_cgroup_freeze (cg, freeze, err);
+  brig_cgroup_free (cg);
+  if (r < 0)
+    return brig_error_wrap (err, "%s container \"%s\"", freeze ? "pause" : "resume", id);
+  return 0;
+}
+
+int
+brig_container_pause (const struct brig_context *ctx, const char *id, brig_error *err)
+{
+  return set_frozen (ctx, id, true, err);
+}
+
+int
+brig_container_resume (const struct brig_context *ctx, const char *id, brig_error *err)
+{
+  return set_frozen (ctx, id, false, err);
+}
+
+int
+brig_container_update (const struct brig_context *ctx, const char *id,
+                       const oci_resources *res, brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  brig_cgroup *cg = NULL;
+  int r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
+  if (r < 0)
+    return r;
+  if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
+    return brig_error_set (err, 0, "container \"%s\" is not running (%s)", id,
+                           brig_status_name (c->status));
+  r = load_cgroup (c, &cg, err);
+  if (r < 0)
+    return r;
+  r = brig_cgroup_update (cg, res, err);
+  brig_cgroup_free (cg);
+  if (r < 0)
+    return brig_error_wrap (err, "update container \"%s\"", id);
+  return 0;
+}
+
+int
+brig_events_open (const struct brig_context *ctx, const char *id, brig_events **out,
+                  brig_error *err)
+{
+  brig_events *ev = xmalloc0 (sizeof *ev);
+  int r = brig_container_load (ctx, id, BRIG_LOCK_NONE, &ev->c, err);
+  if (r == 0 && ev->c->status == BRIG_STATUS_STOPPED)
+    r = brig_error_set (err, 0, "container \"%s\" is not running", id);
+  if (r == 0)
+    r = load_cgroup (ev->c, &ev->cg, err);
+  if (r < 0)
+    {
+      brig_events_close (ev);
+      *out = NULL;
+      return r;
+    }
+  *out = ev;
+  return 0;
+}
+
+bool
+brig_events_running (brig_events *ev)
+{
+  brig_container_refresh (ev->c);
+  return ev->c->status != BRIG_STATUS_STOPPED;
+}
+
+brig_cgroup *
+brig_events_cgroup (brig_events *ev)
+{
+  return ev->cg;
+}
+
+void
+brig_events_close (brig_events *ev)
+{
+  if (ev == NULL)
+    return;
+  brig_cgroup_free (ev->cg);
+  brig_container_free (ev->c);
+  free (ev);
+}

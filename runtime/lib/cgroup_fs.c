@@ -1,0 +1,273 @@
+/* The cgroupfs manager: brig writes the cgroup files itself, in every v1
+ * hierarchy (v1), in the v1 hierarchies plus the unified one (hybrid, as
+ * runc does), or in the unified hierarchy alone (v2). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cgroup_internal.h"
+#include "log.h"
+#include "utils.h"
+
+/* The first component of path below mountpoint that does not exist yet
+ * (what create must remove again on failure), or NULL. */
+static char *
+first_missing (const char *mountpoint, const char *path)
+{
+  _cleanup_free_ char *copy = xstrdup (path);
+  char *dir = xstrdup (mountpoint), *save = NULL, *tok;
+  struct stat st;
+
+  for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
+    {
+      char *next = xasprintf ("%s/%s", dir, tok);
+      free (dir);
+      dir = next;
+      if (stat (dir, &st) < 0)
+        return dir;
+    }
+  free (dir);
+  return NULL;
+}
+
+static bool
+rootless_denied (const brig_cgroup *cg, int r)
+{
+  return cg->rootless && (r == -EACCES || r == -EPERM || r == -EROFS);
+}
+
+/* Drop dirs[i] (rootless without permission there). */
+static void
+drop_dir (brig_cgroup *cg, size_t i)
+{
+  if (cg->unified == cg->dirs[i].path)
+    cg->unified = NULL;
+  free (cg->dirs[i].controllers);
+  free (cg->dirs[i].mountpoint);
+  free (cg->dirs[i].path);
+  memmove (&cg->dirs[i], &cg->dirs[i + 1], (cg->n_dirs - i - 1) * sizeof *cg->dirs);
+  cg->n_dirs--;
+}
+
+/* On a hybrid host, the v2 controllers brig needs in the unified hierarchy:
+ * those the config asks for and v1 does not mount (hugetlb here). */
+static const char *
+hybrid_v2_wants (const brig_cgroup *cg, const oci_resources *r)
+{
+  if (r && r->hugepage_limits_len > 0 && brig_cgroup_v1_dir (cg, "hugetlb") == NULL)
+    return "hugetlb";
+  return NULL;
+}
+
+int
+brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *r, bool update, brig_error *err)
+{
+  int ret;
+  if (r == NULL)
+    return 0;
+  if (cg->mode == BRIG_CGROUP_V2)
+    return cg->unified ? brig_cgroup_v2_apply (cg, cg->unified, r, update, err) : 0;
+  ret = brig_cgroup_v1_apply (cg, r, update, err);
+  if (ret < 0)
+    return ret;
+  if (cg->unified && hybrid_v2_wants (cg, r))
+    {
+      if (update)
+        brig_cgroup_v2_enable (cg->dirs[cg->n_dirs - 1].mountpoint, cg->path,
+                               "hugetlb", NULL);
+      return brig_cgroup_v2_apply_hugetlb (cg->unified, r, err);
+    }
+  return 0;
+}
+
+/* Resolve cgroupsPath into cg->path for the cgroupfs manager. */
+static int
+fs_resolve (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err)
+{
+  const char *cp = cfg->cgroups_path;
+  _cleanup_free_ char *own = NULL;
+
+  if (cp && *cp != '/' && strchr (cp, ':'))
+    {
+      /* "slice:prefix:name" without the systemd manager: use the path
+       * systemd would have given it, so the same config lands in the same
+       * place with either manager. */
+      _cleanup_free_ char *slice = NULL, *unit = NULL;
+      return brig_cgroup_systemd_names (cp, cfg->id, &slice, &unit, &cg->path, err);
+    }
+  if (cp && *cp && *cp != '/')
+    {
+      _cleanup_free_ char *text = NULL;
+      if (brig_read_file_at (AT_FDCWD, "/proc/self/cgroup", &text, NULL, err) < 0)
+        return brig_error_wrap (err, "cgroup");
+      own = brig_cgroup_own_path (text);
+    }
+  return brig_cgroup_resolve_path (cp, own, cfg->id, &cg->path, err);
+}
+
+int
+brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err)
+{
+  const struct brig_cgroup_host *host = brig_cgroup_host_get ();
+  char **created;
+  int r;
+
+  if (res)
+    {
+      r = brig_cgroup_resources_validate (cg, res, err);
+      if (r < 0)
+        return r;
+    }
+  if (cg->dirs == NULL)
+    brig_cgroup_fill_dirs (cg, host);
+
+  created = xmalloc0 ((cg->n_dirs + 1) * sizeof *created);
+  r = 0;
+  for (size_t i = 0; i < cg->n_dirs;)
+    {
+      const char *mp = cg->dirs[i].mountpoint;
+      created[i] = first_missing (mp, cg->path);
+      if (cg->dirs[i].controllers)
+        r = brig_cgroup_v1_mkdir (mp, cg->dirs[i].controllers, cg->path, err);
+      else if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
+        r = brig_cgroup_v2_mkdir (mp, cg->path, true, NULL, err);
+      else if (cg->mode == BRIG_CGROUP_V2)
+        /* systemd owns the ancestors and enabled what a delegated unit needs */
+        r = brig_cgroup_v2_mkdir (mp, cg->path, false, NULL, err);
+      else
+        r = brig_cgroup_v2_mkdir (mp, cg->path, false, hybrid_v2_wants (cg, res), err);
+      if (r < 0 && rootless_denied (cg, r))
+        {
+          brig_debug ("cgroup: rootless, skipping %s: %s", cg->dirs[i].path, err->msg);
+          brig_error_clear (err);
+          free (created[i]);
+          memmove (&created[i], &created[i + 1], (cg->n_dirs - i - 1) * sizeof *created);
+          drop_dir (cg, i);
+          r = 0;
+          continue;
+        }
+      if (r < 0)
+        break;
+      i++;
+    }
+  if (r == 0)
+    {
+      /* no resources still means the default device rules */
+      static const oci_resources none;
+      r = brig_cgroup_fs_apply (cg, res ? res : &none, false, err);
+    }
+  if (r < 0)
+    {
+      for (size_t i = 0; i < cg->n_dirs; i++)
+        if (created[i])
+          brig_cgroup_rmdir_tree (created[i], NULL);
+    }
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    free (created[i]);
+  free (created);
+  return r;
+}
+
+static int
+fs_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err)
+{
+  int r = fs_resolve (cg, cfg, err);
+  if (r < 0)
+    return r;
+  return brig_cgroup_fs_setup (cg, cfg->resources, err);
+}
+
+int
+brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
+{
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    {
+      int r = brig_cgroup_writef (cg->dirs[i].path, "cgroup.procs", err, "%d", (int) pid);
+      if (r < 0 && rootless_denied (cg, r))
+        {
+          brig_error_clear (err);
+          continue;
+        }
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+int
+brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err)
+{
+  const char *d = brig_cgroup_v1_dir (cg, "freezer");
+  if (d)
+    return brig_cgroup_v1_freeze (d, freeze, err);
+  if (cg->unified)
+    return brig_cgroup_v2_freeze (cg->unified, freeze, err);
+  return brig_error_set (err, 0, "%s: no freezer cgroup is mounted",
+                         freeze ? "pause" : "resume");
+}
+
+int
+brig_cgroup_fs_is_frozen (brig_cgroup *cg)
+{
+  const char *d = brig_cgroup_v1_dir (cg, "freezer");
+  int r;
+  if (d)
+    r = brig_cgroup_v1_is_frozen (d);
+  else if (cg->unified)
+    r = brig_cgroup_v2_is_frozen (cg->unified);
+  else
+    return 0;
+  return r == -ENOENT ? 0 : r;
+}
+
+int
+brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
+{
+  int ret = 0;
+
+  /* A frozen task cannot exit, and SIGKILL waits for the thaw. */
+  if (brig_cgroup_fs_is_frozen (cg) == 1)
+    brig_cgroup_fs_freeze (cg, false, NULL);
+  if (kill)
+    brig_cgroup_kill_all (cg, SIGKILL, NULL);
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    {
+      brig_error tmp = { 0 };
+      int r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
+      if (r == -EBUSY && kill)
+        {
+          /* something forked while we were killing: once more */
+          brig_error_clear (&tmp);
+          brig_cgroup_kill_all (cg, SIGKILL, NULL);
+          r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
+        }
+      if (r < 0 && ret == 0)
+        {
+          ret = r;
+          brig_error_set_raw (err, tmp.code, tmp.msg);
+        }
+      brig_error_clear (&tmp);
+    }
+  return ret;
+}
+
+static int
+fs_update (brig_cgroup *cg, const oci_resources *res, brig_error *err)
+{
+  int r = brig_cgroup_resources_validate (cg, res, err);
+  if (r < 0)
+    return r;
+  return brig_cgroup_fs_apply (cg, res, true, err);
+}
+
+const struct brig_cgroup_ops brig_cgroup_fs_ops = {
+  .name = "cgroupfs",
+  .create = fs_create,
+  .enter = brig_cgroup_fs_enter,
+  .destroy = brig_cgroup_fs_destroy,
+  .freeze = brig_cgroup_fs_freeze,
+  .is_frozen = brig_cgroup_fs_is_frozen,
+  .update = fs_update,
+};

@@ -1,0 +1,223 @@
+/* Internals shared by the cgroup managers (cgroup*.c). Nothing outside
+ * runtime/lib/cgroup*.c and the unit tests includes this. */
+#ifndef BRIG_CGROUP_INTERNAL_H
+#define BRIG_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "ocispec.h"
+
+/* One v1 hierarchy as found in /proc/self/mountinfo. */
+struct brig_cgroup_hier {
+  char *mountpoint;   /* /sys/fs/cgroup/memory */
+  char *controllers;  /* "memory", "cpu,cpuacct" or "name=systemd" */
+};
+
+/* The host's cgroup layout. */
+struct brig_cgroup_host {
+  enum brig_cgroup_mode mode;
+  struct brig_cgroup_hier *v1;
+  size_t n_v1;
+  char *unified;      /* cgroup2 mountpoint or NULL */
+};
+
+/* One directory of a container's cgroup: a v1 hierarchy or the v2 one. */
+struct brig_cgroup_dir {
+  char *controllers;  /* v1 controllers of the hierarchy; NULL for cgroup2 */
+  char *mountpoint;   /* the hierarchy's mountpoint */
+  char *path;         /* full path: mountpoint + cgroup path */
+};
+
+struct brig_cgroup_ops {
+  const char *name;
+  int (*create) (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err);
+  int (*enter) (brig_cgroup *cg, pid_t pid, brig_error *err);
+  int (*destroy) (brig_cgroup *cg, bool kill, brig_error *err);
+  int (*freeze) (brig_cgroup *cg, bool freeze, brig_error *err);
+  int (*is_frozen) (brig_cgroup *cg);
+  int (*update) (brig_cgroup *cg, const oci_resources *res, brig_error *err);
+  void (*free) (brig_cgroup *cg);
+};
+
+struct brig_cgroup {
+  const struct brig_cgroup_ops *ops;
+  enum brig_cgroup_mode mode;
+  char *path;                    /* "/brig/ID": the same in every hierarchy */
+  struct brig_cgroup_dir *dirs;  /* v1 hierarchies first, then cgroup2 */
+  size_t n_dirs;
+  const char *unified;           /* path of the cgroup2 dir (in dirs) or NULL */
+  bool rootless;
+  int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
+  /* Extra allow rules for the device cgroup (linux.devices). */
+  const oci_device *devices;
+  size_t devices_len;
+  /* systemd manager state (cgroup_systemd.c). */
+  char *unit;                    /* "brig-ID.scope" */
+  char *slice;                   /* "system.slice" */
+  oci_resources *pending;        /* resources to apply once the scope exists */
+  const oci_map *annotations;    /* org.systemd.property.* (until enter) */
+  void *bus;                     /* sd_bus, opened on first use */
+};
+
+extern const struct brig_cgroup_ops brig_cgroup_fs_ops;
+extern const struct brig_cgroup_ops brig_cgroup_disabled_ops;
+#ifdef HAVE_SYSTEMD
+extern const struct brig_cgroup_ops brig_cgroup_systemd_ops;
+#endif
+
+/* ---- host detection (cgroup.c) ---- */
+
+/* The host's layout, detected once from /proc/self/mountinfo. */
+const struct brig_cgroup_host *brig_cgroup_host_get (void);
+
+/* Parse mountinfo text into h (pure; unit-tested). */
+int brig_cgroup_parse_mountinfo (const char *text, struct brig_cgroup_host *h);
+void brig_cgroup_host_clear (struct brig_cgroup_host *h);
+
+/* Own cgroup of this process, from /proc/self/cgroup text: the cgroup2 line
+ * ("0::/x") when present, else the name=systemd line, else the first one.
+ * Returns a malloc'd path or NULL. */
+char *brig_cgroup_own_path (const char *proc_self_cgroup);
+
+/* The cgroupfs path for cgroupsPath: "/a/b" stays, "a/b" goes below own
+ * (the runtime's own cgroup), empty gives "/brig/ID". Rejects "..". */
+int brig_cgroup_resolve_path (const char *cgroups_path, const char *own, const char *id,
+                              char **out, brig_error *err);
+
+/* Fill cg->dirs from the host layout for cg->path. */
+void brig_cgroup_fill_dirs (brig_cgroup *cg, const struct brig_cgroup_host *h);
+
+/* The directory of the v1 hierarchy carrying controller, or NULL. */
+const char *brig_cgroup_v1_dir (const brig_cgroup *cg, const char *controller);
+
+/* True when the comma-separated list has the item. */
+bool brig_cgroup_list_has (const char *list, const char *item);
+
+/* ---- file helpers (cgroup.c) ---- */
+
+/* Write value to dir/file; the error reads: write memory.max = "abc": Invalid argument. */
+int brig_cgroup_write (const char *dir, const char *file, const char *value, brig_error *err);
+int brig_cgroup_writef (const char *dir, const char *file, brig_error *err, const char *fmt, ...)
+  __attribute__ ((format (printf, 4, 5)));
+
+/* Read dir/file (malloc'd, trailing newline removed); 0 or -errno (no message). */
+int brig_cgroup_read (const char *dir, const char *file, char **out);
+
+/* Read an unsigned number from dir/file; "max" reads as UINT64_MAX. */
+int brig_cgroup_read_u64 (const char *dir, const char *file, uint64_t *out);
+
+/* Value of "key N" in a flat keyed file (cpu.stat, memory.stat, cgroup.events). */
+int brig_cgroup_keyed_u64 (const char *text, const char *key, uint64_t *out);
+
+/* Every pid in dir and its descendants (cgroup.procs). */
+int brig_cgroup_read_pids (const char *dir, pid_t **pids, size_t *n, brig_error *err);
+
+/* rmdir dir and its descendants, depth first; retries EBUSY for a bounded
+ * time, calling again(cg) between tries when given. 0, or -errno. */
+int brig_cgroup_rmdir_tree (const char *dir, brig_error *err);
+
+/* ---- the cgroupfs manager (cgroup_fs.c); the systemd one builds on it ---- */
+
+/* mkdir cg->path in every hierarchy and apply res (NULL: defaults only);
+ * on failure removes what it created. */
+int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err);
+int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
+int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
+int brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err);
+int brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err);
+int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
+
+/* ---- cgroupfs v1 / v2 (cgroup_v1.c, cgroup_v2.c) ---- */
+
+/* mkdir the cgroup in one v1 hierarchy (copying cpuset.cpus/mems down). */
+int brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
+                          brig_error *err);
+int brig_cgroup_v1_freeze (const char *freezer_dir, bool freeze, brig_error *err);
+int brig_cgroup_v1_is_frozen (const char *freezer_dir);
+
+/* mkdir the cgroup in the v2 hierarchy, enabling controllers in the
+ * ancestors' cgroup.subtree_control (all available ones when all is true,
+ * else only those listed in want, comma separated). */
+int brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, const char *want,
+                          brig_error *err);
+int brig_cgroup_v2_enable (const char *mountpoint, const char *path, const char *want,
+                           brig_error *err);
+int brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err);
+int brig_cgroup_v2_is_frozen (const char *dir);
+/* Write cgroup.kill; -ENOENT when the kernel lacks it. */
+int brig_cgroup_v2_kill (const char *dir, brig_error *err);
+
+/* ---- resources ---- */
+
+/* Check the resources against the mode before touching anything. */
+int brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r,
+                                    brig_error *err);
+int brig_cgroup_v1_apply (brig_cgroup *cg, const oci_resources *r, bool update, brig_error *err);
+int brig_cgroup_v2_apply (brig_cgroup *cg, const char *dir, const oci_resources *r, bool update,
+                          brig_error *err);
+/* rdma.max lines for resources.rdma (same format on v1 and v2). */
+int brig_cgroup_apply_rdma (const char *dir, const oci_resources *r, brig_error *err);
+/* hugetlb through cgroup2 on a hybrid host whose v1 lacks it. */
+int brig_cgroup_v2_apply_hugetlb (const char *dir, const oci_resources *r, brig_error *err);
+
+/* The eBPF device program for cgroup2 (cgroup_devices_bpf.c): build the
+ * instructions for rules (pure; unit-tested), and load + attach them. */
+struct bpf_insn;
+struct brig_dev_rule;
+int brig_cgroup_devices_program (const struct brig_dev_rule *rules, size_t n_rules,
+                                 struct bpf_insn **out, size_t *count);
+int brig_cgroup_v2_apply_devices (brig_cgroup *cg, const char *dir, const oci_resources *r,
+                                  brig_error *err);
+
+/* ---- conversions (cgroup_convert.c; pure, unit-tested) ---- */
+
+/* cpu.shares [2, 262144] -> cpu.weight [1, 10000]; 0 means unset. */
+uint64_t brig_cgroup_shares_to_weight (uint64_t shares);
+/* blkio.weight [10, 1000] -> io.weight [1, 10000]; 0 means unset. */
+uint64_t brig_cgroup_blkio_to_io_weight (uint64_t weight);
+
+/* The v2 memory.swap.max value for OCI memory.limit/swap (swap is
+ * memory+swap in OCI). Writes "max" or a number into buf. 0, or -EINVAL
+ * with a message when swap < limit. */
+int brig_cgroup_v2_swap_value (bool has_limit, int64_t limit, bool has_swap, int64_t swap,
+                               char *buf, size_t len, brig_error *err);
+
+/* A number for a v2 "max"-able file: -1 (or any negative) gives "max". */
+void brig_cgroup_max_value (int64_t v, char *buf, size_t len);
+
+/* One device rule in the effective list (user rules + implicit allows). */
+struct brig_dev_rule {
+  bool allow;
+  char type;        /* 'a', 'c' or 'b' */
+  int64_t major;    /* -1 = any */
+  int64_t minor;    /* -1 = any */
+  unsigned access;  /* BRIG_DEV_READ | WRITE | MKNOD */
+};
+enum { BRIG_DEV_READ = 1, BRIG_DEV_WRITE = 2, BRIG_DEV_MKNOD = 4 };
+
+/* Build the effective device rules: the user's resources.devices, then
+ * allow rules for the default devices (null, zero, full, tty, random,
+ * urandom, ptmx, pts) and for linux.devices, as runc does. */
+int brig_cgroup_device_rules (const oci_resources *r, const oci_device *devices, size_t n_devices,
+                              struct brig_dev_rule **out, size_t *n, brig_error *err);
+/* Format a rule for devices.allow / devices.deny: "c 1:3 rwm", "a *:* rwm". */
+void brig_cgroup_device_rule_v1 (const struct brig_dev_rule *rule, char *buf, size_t len);
+
+/* Parse a hugepage size ("2MB", "1GB", "64KB") into the kernel's file name
+ * part ("2MB"); -EINVAL on garbage. */
+int brig_cgroup_hugepage_name (const char *page_size, char *buf, size_t len, brig_error *err);
+
+/* ---- systemd (cgroup_systemd.c) ---- */
+
+/* Split "slice:prefix:name" (with defaults for empty parts) into the slice
+ * and unit names and the resulting cgroup path. Pure; unit-tested. */
+int brig_cgroup_systemd_names (const char *cgroups_path, const char *id, char **slice,
+                               char **unit, char **path, brig_error *err);
+/* "a-b-c.slice" -> "/a.slice/a-b.slice/a-b-c.slice" ("-.slice" -> ""). */
+int brig_cgroup_systemd_slice_path (const char *slice, char **out, brig_error *err);
+
+#endif

@@ -1,0 +1,117 @@
+/* cgroup v1 hierarchies: directory creation (cpuset needs its cpus and
+ * mems filled in before a task may join) and the freezer. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cgroup_internal.h"
+#include "log.h"
+#include "utils.h"
+
+/* A fresh cpuset has empty cpuset.cpus and cpuset.mems, and the kernel
+ * refuses tasks until both are set: copy them from the parent. */
+static int
+cpuset_fill (const char *parent, const char *dir, brig_error *err)
+{
+  static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (files); i++)
+    {
+      _cleanup_free_ char *cur = NULL, *up = NULL;
+      int r = brig_cgroup_read (dir, files[i], &cur);
+      if (r < 0)
+        return brig_error_set (err, -r, "read %s/%s", dir, files[i]);
+      if (*cur != '\0')
+        continue;
+      r = brig_cgroup_read (parent, files[i], &up);
+      if (r < 0)
+        return brig_error_set (err, -r, "read %s/%s", parent, files[i]);
+      r = brig_cgroup_write (dir, files[i], up, err);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+int
+brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
+                      brig_error *err)
+{
+  bool cpuset = brig_cgroup_list_has (controllers, "cpuset");
+  _cleanup_free_ char *dir = xstrdup (mountpoint);
+  _cleanup_free_ char *copy = xstrdup (path);
+  char *save = NULL, *tok;
+
+  for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
+    {
+      char *parent = dir;
+      int r;
+      dir = xasprintf ("%s/%s", parent, tok);
+      if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+        {
+          r = brig_error_errno (err, "mkdir %s", dir);
+          free (parent);
+          return r;
+        }
+      r = cpuset ? cpuset_fill (parent, dir, err) : 0;
+      free (parent);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+static void
+sleep_us (long us)
+{
+  struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+int
+brig_cgroup_v1_is_frozen (const char *dir)
+{
+  _cleanup_free_ char *state = NULL;
+  int r = brig_cgroup_read (dir, "freezer.state", &state);
+  if (r < 0)
+    return r;
+  return strcmp (state, "FROZEN") == 0;
+}
+
+/* Writing FROZEN starts freezing; the state reads FREEZING until every task
+ * has stopped. A task stuck in the kernel can keep it there, so write again
+ * now and then, and give up (thawing) after a few seconds. */
+int
+brig_cgroup_v1_freeze (const char *dir, bool freeze, brig_error *err)
+{
+  const char *want = freeze ? "FROZEN" : "THAWED";
+  long waited = 0, delay = 100;
+  int r;
+
+  for (int tries = 0;; tries++)
+    {
+      _cleanup_free_ char *state = NULL;
+      if (tries % 10 == 0)
+        {
+          r = brig_cgroup_write (dir, "freezer.state", want, err);
+          if (r < 0)
+            return r;
+        }
+      r = brig_cgroup_read (dir, "freezer.state", &state);
+      if (r < 0)
+        return brig_error_set (err, -r, "read %s/freezer.state", dir);
+      if (strcmp (state, want) == 0)
+        return 0;
+      if (waited > 5000000)
+        {
+          if (freeze)
+            brig_cgroup_write (dir, "freezer.state", "THAWED", NULL);
+          return brig_error_set (err, EBUSY, "%s: freezer.state is %s, wanted %s", dir, state,
+                                 want);
+        }
+      sleep_us (delay);
+      waited += delay;
+      delay = delay < 10000 ? delay * 2 : 10000;
+    }
+}

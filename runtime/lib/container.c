@@ -1,0 +1,312 @@
+/* start, kill, delete: the lifecycle after create. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container_internal.h"
+#include "hooks.h"
+#include "log.h"
+#include "state.h"
+#include "sync.h"
+#include "utils.h"
+
+static bool wait_exit (brig_container *c, int timeout_ms);
+
+/* The saved config, parsed only when it has hooks of that kind at all:
+ * start and delete stay cheap for the common hook-less container. */
+static oci_config *
+config_if_hooks (brig_container *c, const char *kind)
+{
+  _cleanup_free_ char *buf = NULL;
+  oci_config *cfg = NULL;
+  oci_error perr = { NULL };
+  size_t len;
+
+  if (brig_read_file_at (c->dirfd, "config.json", &buf, &len, NULL) < 0)
+    return NULL;
+  if (memmem (buf, len, kind, strlen (kind)) == NULL)
+    return NULL;
+  cfg = oci_config_parse_data (buf, len, "config.json", &perr);
+  if (cfg == NULL)
+    {
+      brig_warn ("container \"%s\": %s", c->id, perr.msg ? perr.msg : "invalid config.json");
+      free (perr.msg);
+    }
+  return cfg;
+}
+
+int
+brig_container_poststart (const oci_hooks *h, brig_container *c, brig_error *err)
+{
+  _cleanup_free_ char *json = NULL;
+  int r;
+
+  if (h == NULL || h->poststart_len == 0)
+    return 0;
+  json = brig_container_state_json (c, BRIG_STATUS_RUNNING, false);
+  r = brig_hooks_run (h->poststart, h->poststart_len, "poststart", json, err);
+  if (r < 0)
+    {
+      brig_container_signal (c, SIGKILL, NULL);
+      wait_exit (c, 2000);
+      return r;
+    }
+  return 0;
+}
+
+/* Connect to the init's exec socket; refused or missing: it is gone. */
+static int
+connect_exec_socket (brig_container *c, int *fd, brig_error *err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int s;
+
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" BRIG_EXEC_SOCKET, c->dirfd);
+  s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return brig_error_errno (err, "create a socket");
+  if (connect (s, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      int e = errno;
+      close (s);
+      if (e == ECONNREFUSED || e == ENOENT)
+        return brig_error_set (err, 0, "cannot start a container that has stopped");
+      return brig_error_set (err, e, "connect to the exec socket");
+    }
+  *fd = s;
+  return 0;
+}
+
+int
+brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  _cleanup_close_ int fd = -1;
+  oci_config *cfg;
+  int r;
+
+  r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
+  if (r < 0)
+    return r;
+  switch (c->status)
+    {
+    case BRIG_STATUS_CREATED:
+      break;
+    case BRIG_STATUS_STOPPED:
+      return brig_error_set (err, 0, "cannot start a container that has stopped");
+    case BRIG_STATUS_RUNNING:
+      return brig_error_set (err, 0, "cannot start an already running container");
+    default:
+      return brig_error_set (err, 0, "cannot start a container in the %s state",
+                             brig_status_name (c->status));
+    }
+  r = connect_exec_socket (c, &fd, err);
+  if (r < 0)
+    return r;
+  /* Running from now on, whatever the init answers. */
+  unlinkat (c->dirfd, BRIG_EXEC_SOCKET, 0);
+  {
+    struct brig_sync_msg m = { .fd = -1 };
+    r = brig_sync_recv (fd, &m);
+    if (r == 0 && m.type == BRIG_SYNC_ERROR)
+      {
+        r = brig_error_set_raw (err, m.code, m.data);
+        brig_sync_msg_clear (&m);
+        wait_exit (c, 2000);
+        return r;
+      }
+    brig_sync_msg_clear (&m);
+  }
+
+  cfg = config_if_hooks (c, "poststart");
+  if (cfg)
+    {
+      r = brig_container_poststart (cfg->hooks, c, err);
+      oci_config_free (cfg);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+int
+brig_signal_parse (const char *s, int *sig)
+{
+  char *end;
+  long v;
+
+  if (s == NULL || *s == '\0')
+    return -EINVAL;
+  v = strtol (s, &end, 10);
+  if (*end == '\0')
+    {
+      if (v < 0 || v > SIGRTMAX)
+        return -EINVAL;
+      *sig = (int) v;
+      return 0;
+    }
+  if (strncasecmp (s, "SIG", 3) == 0)
+    s += 3;
+  for (int i = 1; i < SIGRTMIN; i++)
+    {
+      const char *name = sigabbrev_np (i);
+      if (name && strcasecmp (name, s) == 0)
+        {
+          *sig = i;
+          return 0;
+        }
+    }
+  if (strncasecmp (s, "RTMIN", 5) == 0 || strncasecmp (s, "RTMAX", 5) == 0)
+    {
+      bool min = strncasecmp (s, "RTMIN", 5) == 0;
+      long off = 0;
+      if (s[5] != '\0')
+        {
+          off = strtol (s + 5, &end, 10);
+          if (*end != '\0' || (min && off < 0) || (!min && off > 0))
+            return -EINVAL;
+        }
+      v = (min ? SIGRTMIN : SIGRTMAX) + off;
+      if (v < SIGRTMIN || v > SIGRTMAX)
+        return -EINVAL;
+      *sig = (int) v;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+static int
+load_cgroup (brig_container *c, brig_cgroup **cg, brig_error *err)
+{
+  *cg = NULL;
+  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
+    return 0;
+  return brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+}
+
+int
+brig_container_kill (const struct brig_context *ctx, const char *id, int sig, bool all,
+                     brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  brig_cgroup *cg = NULL;
+  int r;
+
+  r = brig_container_load (ctx, id, BRIG_LOCK_SHARED, &c, err);
+  if (r < 0)
+    return r;
+  if (all)
+    {
+      r = load_cgroup (c, &cg, err);
+      if (r < 0)
+        return r;
+      if (cg)
+        {
+          r = brig_cgroup_kill_all (cg, sig, err);
+          brig_cgroup_free (cg);
+          return r;
+        }
+    }
+  if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
+    return brig_error_set (err, 0, "container not running");
+  return brig_container_signal (c, sig, err);
+}
+
+/* Wait up to timeout_ms for the init behind c->pidfd to exit. */
+static bool
+wait_exit (brig_container *c, int timeout_ms)
+{
+  struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+  if (c->pidfd < 0)
+    return true;
+  for (;;)
+    {
+      int r = poll (&p, 1, timeout_ms);
+      if (r > 0)
+        return true;
+      if (r == 0)
+        return false;
+      if (errno != EINTR)
+        return false;
+    }
+}
+
+int
+brig_container_delete (const struct brig_context *ctx, const char *id, bool force,
+                       brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  brig_cgroup *cg = NULL;
+  oci_config *cfg = NULL;
+  int r;
+
+  r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
+  if (r == -ENOENT && force)
+    {
+      /* As runc: forcing the removal of nothing is not an error. */
+      brig_error_clear (err);
+      return 0;
+    }
+  if (r < 0)
+    return r;
+  if ((c->status == BRIG_STATUS_RUNNING || c->status == BRIG_STATUS_PAUSED) && !force)
+    return brig_error_set (err, 0, "cannot delete container %s that is not stopped: %s", id,
+                           brig_status_name (c->status));
+
+  r = load_cgroup (c, &cg, err);
+  if (r < 0)
+    {
+      brig_warn ("%s", err->msg ? err->msg : "load cgroup");
+      brig_error_clear (err);
+      cg = NULL;
+    }
+  if (c->status != BRIG_STATUS_STOPPED)
+    {
+      /* A paused container's processes only die once thawed. */
+      if (c->status == BRIG_STATUS_PAUSED && cg)
+        brig_cgroup_freeze (cg, false, NULL);
+      brig_container_signal (c, SIGKILL, NULL);
+      if (!wait_exit (c, 10000))
+        brig_warn ("container \"%s\": init did not exit after SIGKILL", id);
+    }
+  if (cg)
+    {
+      brig_error e = { 0 };
+      /* Once the init of its own pid namespace is gone the kernel has
+       * killed everything else in it: skip the freeze-kill-thaw round,
+       * unless something outside that namespace still holds the cgroup. */
+      bool empty = c->st.new_pidns && !(c->pidfd >= 0 && !wait_exit (c, 0));
+      r = brig_cgroup_destroy (cg, !empty, &e);
+      if (r < 0 && empty)
+        {
+          brig_error_clear (&e);
+          r = brig_cgroup_destroy (cg, true, &e);
+        }
+      if (r < 0)
+        {
+          brig_cgroup_free (cg);
+          r = brig_error_set_raw (err, e.code, e.msg);
+          brig_error_clear (&e);
+          return brig_error_wrap (err, "delete container \"%s\"", id);
+        }
+      brig_cgroup_free (cg);
+    }
+  cfg = config_if_hooks (c, "poststop");
+  r = brig_state_remove (ctx, id, c->dirfd, err);
+  if (r == 0 && cfg && cfg->hooks && cfg->hooks->poststop_len)
+    {
+      _cleanup_free_ char *json = brig_container_state_json (c, BRIG_STATUS_STOPPED, false);
+      brig_hooks_run_warn (cfg->hooks->poststop, cfg->hooks->poststop_len, "poststop", json);
+    }
+  oci_config_free (cfg);
+  return r;
+}

@@ -1,0 +1,49 @@
+/* The container lifecycle: create, start, run, kill, delete. Each entry point
+ * loads what it needs from the state store (state.h), holds the container's
+ * lock while it changes it, and returns 0 or a negative errno with err
+ * filled. */
+#ifndef BRIG_CONTAINER_H
+#define BRIG_CONTAINER_H
+
+#include <stdbool.h>
+
+#include "context.h"
+#include "error.h"
+
+struct brig_create_opts {
+  const char *id;
+  const char *bundle;          /* NULL: the current directory */
+  const char *pid_file;        /* NULL: none; relative to the cwd */
+  const char *console_socket;  /* NULL: none */
+  int preserve_fds;            /* fds 3 .. 3+N-1 go to the container */
+  bool no_pivot;
+  bool no_new_keyring;
+};
+
+/* `create`: everything up to the init waiting on the exec socket; writes the
+ * state and the pid file. On failure nothing is left behind. */
+int brig_container_create (const struct brig_context *ctx, const struct brig_create_opts *o,
+                           brig_error *err);
+
+/* `start`: release a created container's init, then run poststart hooks. */
+int brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err);
+
+/* `run`: create + start in one go. With detach the call returns once the
+ * process runs; otherwise it forwards signals (and the terminal), waits, sets
+ * *exit_status (code or 128+signal) and deletes the container unless keep. */
+int brig_container_run (const struct brig_context *ctx, const struct brig_create_opts *o,
+                        bool detach, bool keep, int *exit_status, brig_error *err);
+
+/* `kill`: send sig to the init (all: to every process of the cgroup). */
+int brig_container_kill (const struct brig_context *ctx, const char *id, int sig, bool all,
+                         brig_error *err);
+
+/* `delete`: remove a stopped or created container (force: any state, after
+ * SIGKILL); the cgroup, the state directory, then poststop hooks. */
+int brig_container_delete (const struct brig_context *ctx, const char *id, bool force,
+                           brig_error *err);
+
+/* Parse a signal: "KILL", "SIGKILL", "9"; 0 or -EINVAL. */
+int brig_signal_parse (const char *s, int *sig);
+
+#endif

@@ -1,0 +1,810 @@
+/* `create` and `run`, the parent side: read and check the bundle, claim the
+ * state directory, create the cgroup, clone the init, drive it through the
+ * sync protocol (id maps, cgroup, hooks), write the state. Every failure
+ * undoes all of it: init killed, cgroup removed, state directory removed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/sched.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "container_internal.h"
+#include "hooks.h"
+#include "log.h"
+#include "lsm.h"
+#include "procattr.h"
+#include "process.h"
+#include "rootfs.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+enum create_mode { MODE_CREATE, MODE_RUN_DETACHED, MODE_RUN };
+
+/* Everything create has made, so that failure can undo it. */
+struct create_ctx {
+  const struct brig_context *ctx;
+  const struct brig_create_opts *o;
+  enum create_mode mode;
+  char *bundle;             /* absolute */
+  char *rootfs;             /* absolute */
+  char *config_buf;         /* config.json as read */
+  size_t config_len;
+  oci_config *cfg;
+  struct brig_ns_plan ns;
+  brig_seccomp *seccomp;
+  int dirfd;                /* the claimed, locked state directory */
+  brig_cgroup *cg;
+  int sync_fd;              /* parent's end */
+  int console_fd;           /* console socket (given) or our end of the pty pair */
+  pid_t child;              /* pid returned by clone */
+  pid_t pid;                /* the init */
+  int pidfd;                /* of the init */
+  struct brig_state_file st;
+};
+
+static bool
+has_hooks (const oci_hooks *h)
+{
+  return h && (h->prestart_len || h->create_runtime_len || h->create_container_len
+               || h->start_container_len);
+}
+
+/* Read the bundle's config.json and resolve the paths. */
+static int
+load_bundle (struct create_ctx *c, brig_error *err)
+{
+  char buf[PATH_MAX];
+  const char *b = c->o->bundle && *c->o->bundle ? c->o->bundle : ".";
+  _cleanup_close_ int bfd = -1;
+  oci_error perr = { NULL };
+  int r;
+
+  if (realpath (b, buf) == NULL)
+    return brig_error_errno (err, "bundle %s", b);
+  c->bundle = xstrdup (buf);
+  bfd = open (c->bundle, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (bfd < 0)
+    return brig_error_errno (err, "bundle %s", c->bundle);
+  r = brig_read_file_at (bfd, "config.json", &c->config_buf, &c->config_len, err);
+  if (r < 0)
+    return brig_error_wrap (err, "bundle %s", c->bundle);
+  c->cfg = oci_config_parse_data (c->config_buf, c->config_len, "config.json", &perr);
+  if (c->cfg == NULL)
+    {
+      r = brig_error_set (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
+      free (perr.msg);
+      return r;
+    }
+  if (c->cfg->root == NULL || c->cfg->root->path == NULL || *c->cfg->root->path == '\0')
+    return brig_error_set (err, EINVAL, "config.json: root.path is required");
+  {
+    _cleanup_free_ char *p = c->cfg->root->path[0] == '/'
+      ? xstrdup (c->cfg->root->path)
+      : xasprintf ("%s/%s", c->bundle, c->cfg->root->path);
+    struct stat st;
+    if (realpath (p, buf) == NULL)
+      return brig_error_errno (err, "config.json: root.path %s", p);
+    if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
+      return brig_error_set (err, ENOTDIR, "config.json: root.path %s", buf);
+    c->rootfs = xstrdup (buf);
+  }
+  return 0;
+}
+
+static int
+validate_rlimits (const oci_process *p, brig_error *err)
+{
+  for (size_t i = 0; i < p->rlimits_len; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp (p->rlimits[i].type, p->rlimits[j].type) == 0)
+        return brig_error_set (err, EINVAL, "process.rlimits: duplicate entry for %s",
+                               p->rlimits[i].type);
+  for (size_t i = 0; i < p->rlimits_len; i++)
+    if (p->rlimits[i].soft > p->rlimits[i].hard)
+      return brig_error_set (err, EINVAL, "process.rlimits[%zu] (%s): soft limit above hard limit",
+                             i, p->rlimits[i].type);
+  return 0;
+}
+
+static int
+validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      if (h[i].path == NULL || h[i].path[0] != '/')
+        return brig_error_set (err, EINVAL, "hooks.%s[%zu].path: must be an absolute path",
+                               kind, i);
+      if (h[i].has_timeout && h[i].timeout <= 0)
+        return brig_error_set (err, EINVAL, "hooks.%s[%zu].timeout: must be positive", kind, i);
+    }
+  return 0;
+}
+
+/* Everything that can be checked before touching the system. */
+static int
+validate_config (struct create_ctx *c, brig_error *err)
+{
+  const oci_config *cfg = c->cfg;
+  const oci_process *p = cfg->process;
+  const oci_linux *lx = cfg->linux;
+  int r;
+
+  if (p == NULL)
+    return brig_error_set (err, EINVAL, "config.json: process is required");
+  if (p->args == NULL || p->args_len == 0 || p->args[0] == NULL || *p->args[0] == '\0')
+    return brig_error_set (err, EINVAL, "config.json: process.args must not be empty");
+  if (p->cwd == NULL || p->cwd[0] != '/')
+    return brig_error_set (err, EINVAL, "config.json: process.cwd \"%s\" must be an absolute path",
+                           p->cwd ? p->cwd : "");
+  r = validate_rlimits (p, err);
+  if (r < 0)
+    return r;
+  r = brig_ns_plan_build (lx, &c->ns, err);
+  if (r < 0)
+    return r;
+  if (!(c->ns.new_flags & CLONE_NEWNS) && c->ns.join_fd[BRIG_NS_MNT] < 0)
+    return brig_error_set (err, EINVAL, "linux.namespaces: a mount namespace is required");
+  if ((cfg->hostname && *cfg->hostname) || (cfg->domainname && *cfg->domainname))
+    if (!(c->ns.new_flags & CLONE_NEWUTS) && c->ns.join_fd[BRIG_NS_UTS] < 0)
+      return brig_error_set (err, EINVAL, "config.json: %s needs a uts namespace",
+                             cfg->hostname && *cfg->hostname ? "hostname" : "domainname");
+  if (c->ns.new_flags & CLONE_NEWUSER)
+    {
+      if (lx->uid_mappings_len == 0 || lx->gid_mappings_len == 0)
+        return brig_error_set (err, EINVAL, "linux.uidMappings and linux.gidMappings are "
+                               "required with a new user namespace");
+    }
+  else if (lx && (lx->uid_mappings_len || lx->gid_mappings_len)
+           && c->ns.join_fd[BRIG_NS_USER] < 0)
+    return brig_error_set (err, EINVAL, "linux.uidMappings: a user namespace is required");
+  if (lx && lx->time_offsets_len && !(c->ns.new_flags & CLONE_NEWTIME))
+    return brig_error_set (err, EINVAL, "linux.timeOffsets: a new time namespace is required");
+  if (cfg->hooks)
+    {
+      const oci_hooks *h = cfg->hooks;
+      if ((r = validate_hooks (h->prestart, h->prestart_len, "prestart", err)) < 0
+          || (r = validate_hooks (h->create_runtime, h->create_runtime_len, "createRuntime", err)) < 0
+          || (r = validate_hooks (h->create_container, h->create_container_len, "createContainer", err)) < 0
+          || (r = validate_hooks (h->start_container, h->start_container_len, "startContainer", err)) < 0
+          || (r = validate_hooks (h->poststart, h->poststart_len, "poststart", err)) < 0
+          || (r = validate_hooks (h->poststop, h->poststop_len, "poststop", err)) < 0)
+        return r;
+    }
+  r = brig_terminal_check_mode (p->has_terminal && p->terminal, c->mode != MODE_RUN,
+                                c->o->console_socket, err);
+  if (r < 0)
+    return r;
+  if (c->o->preserve_fds < 0)
+    return brig_error_set (err, EINVAL, "--preserve-fds must not be negative");
+  for (int fd = 3; fd < 3 + c->o->preserve_fds; fd++)
+    if (fcntl (fd, F_GETFD) < 0)
+      return brig_error_set (err, EBADF, "--preserve-fds=%d: fd %d is not open",
+                             c->o->preserve_fds, fd);
+  brig_caps_check (p->capabilities);
+  r = brig_procattr_validate (cfg, p, err);
+  if (r < 0)
+    return r;
+  r = brig_lsm_validate (cfg, p, err);
+  if (r < 0)
+    return r;
+  r = rootfs_validate (cfg, err);
+  if (r < 0)
+    return r;
+  if (lx && lx->seccomp)
+    {
+      _cleanup_free_ char *cache = brig_seccomp_cache_dir (c->ctx->state_root);
+      r = brig_seccomp_prepare (lx->seccomp, cache, &c->seccomp, err);
+      if (r < 0)
+        return brig_error_wrap (err, "linux.seccomp");
+    }
+  return 0;
+}
+
+/* stdio the caller closed would be taken by brig's first open() and leak
+ * into the container as its stdin/out/err. */
+static void
+ensure_stdio (void)
+{
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl (fd, F_GETFD) < 0 && errno == EBADF)
+      {
+        int n = open ("/dev/null", O_RDWR);
+        if (n >= 0 && n != fd)
+          {
+            dup2 (n, fd);
+            close (n);
+          }
+      }
+}
+
+static char *
+state_json_for_hooks (struct create_ctx *c, enum brig_status status)
+{
+  brig_container tmp = { .id = (char *) c->o->id, .dirfd = -1, .st = c->st, .status = status,
+                         .pidfd = -1 };
+  tmp.st.pid = c->pid;
+  return brig_container_state_json (&tmp, -1, false);
+}
+
+static void
+fill_state (struct create_ctx *c)
+{
+  c->st.id = xstrdup (c->o->id);
+  c->st.bundle = xstrdup (c->bundle);
+  c->st.rootfs = xstrdup (c->rootfs);
+  c->st.created = brig_state_now ();
+  c->st.owner = xstrdup ("");
+  if (c->cfg->annotations)
+    for (size_t i = 0; i < c->cfg->annotations->len; i++)
+      oci_map_set (&c->st.annotations, c->cfg->annotations->keys[i],
+                   c->cfg->annotations->values[i]);
+  c->st.systemd_cgroup = c->ctx->systemd_cgroup;
+  c->st.rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0);
+  c->st.new_pidns = (c->ns.new_flags & CLONE_NEWPID) != 0;
+  if (c->cg)
+    {
+      c->st.cgroup_manager = xstrdup (brig_cgroup_manager_name (c->cg));
+      c->st.cgroup_path = xstrdup (brig_cgroup_path (c->cg));
+    }
+}
+
+static pid_t
+do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
+{
+  struct clone_args ca = { .flags = flags | CLONE_PIDFD, .pidfd = (uintptr_t) pidfd,
+                           .exit_signal = SIGCHLD };
+  if (cgroup_fd >= 0)
+    {
+      ca.flags |= CLONE_INTO_CGROUP;
+      ca.cgroup = (uint64_t) cgroup_fd;
+    }
+  return (pid_t) syscall (SYS_clone3, &ca, sizeof ca);
+}
+
+/* clone(2) for when clone3 is missing (kernels before 5.3, or a seccomp
+ * profile that hides it, as container engines' older defaults do). */
+static pid_t
+do_clone_legacy (unsigned long long flags, int *pidfd)
+{
+  pid_t pid = (pid_t) syscall (SYS_clone, (unsigned long) flags | SIGCHLD, 0UL, NULL, NULL,
+                               0UL);
+  if (pid > 0)
+    *pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  return pid;
+}
+
+/* The exec socket the init waits on for `start` (bound through
+ * /proc/self/fd so a long --root does not hit the sun_path limit; the init
+ * inherits the listening fd, it cannot reach the state directory after
+ * pivot_root). */
+static int
+listen_exec_socket (int dirfd, int *fd, brig_error *err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int s;
+
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" BRIG_EXEC_SOCKET, dirfd);
+  s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return brig_error_errno (err, "create the exec socket");
+  if (bind (s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (s, 1) < 0)
+    {
+      int e = errno;
+      close (s);
+      return brig_error_set (err, e, "bind the exec socket");
+    }
+  *fd = s;
+  return 0;
+}
+
+/* Write the pid file atomically (runc: just the number, no newline). */
+static int
+write_pid_file (const char *path, pid_t pid, brig_error *err)
+{
+  char buf[16];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  int r = brig_write_file_atomic (AT_FDCWD, path, buf, (size_t) n, 0644, err);
+  if (r < 0)
+    return brig_error_wrap (err, "--pid-file");
+  return 0;
+}
+
+/* Save and later restore the caller's pid and time namespace for children
+ * around the clone, so joined pid/time namespaces only reach the init. */
+struct ns_for_children {
+  int saved[2];
+};
+
+static int
+enter_child_namespaces (struct create_ctx *c, struct ns_for_children *s, brig_error *err)
+{
+  static const enum brig_ns_type types[2] = { BRIG_NS_PID, BRIG_NS_TIME };
+  s->saved[0] = s->saved[1] = -1;
+  for (int i = 0; i < 2; i++)
+    {
+      enum brig_ns_type t = types[i];
+      bool new_time = t == BRIG_NS_TIME && (c->ns.new_flags & CLONE_NEWTIME);
+      if (c->ns.join_fd[t] < 0 && !new_time)
+        continue;
+      _cleanup_free_ char *p = xasprintf ("/proc/self/ns/%s", brig_ns_proc_name (t));
+      s->saved[i] = open (p, O_RDONLY | O_CLOEXEC);
+      if (s->saved[i] < 0)
+        return brig_error_errno (err, "open %s", p);
+      if (new_time)
+        {
+          if (unshare (CLONE_NEWTIME) < 0)
+            return brig_error_errno (err, "unshare time namespace");
+          int r = brig_ns_write_time_offsets (c->cfg->linux, err);
+          if (r < 0)
+            return r;
+        }
+      else if (setns (c->ns.join_fd[t], (int) brig_ns_flag (t)) < 0)
+        return brig_error_errno (err, "join %s namespace", brig_ns_proc_name (t));
+    }
+  return 0;
+}
+
+static void
+leave_child_namespaces (struct ns_for_children *s)
+{
+  static const int flags[2] = { CLONE_NEWPID, CLONE_NEWTIME };
+  for (int i = 0; i < 2; i++)
+    if (s->saved[i] >= 0)
+      {
+        if (setns (s->saved[i], flags[i]) < 0)
+          brig_warn ("restore the %s namespace for children: %s", i ? "time" : "pid",
+                     strerror (errno));
+        close (s->saved[i]);
+        s->saved[i] = -1;
+      }
+}
+
+/* Clone the init and drive it until it is READY. */
+static int
+spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
+{
+  struct brig_init_args a = {
+    .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .exec_fd = exec_fd,
+    .console_fd = child_console, .close_fds = { -1, -1, -1, -1 },
+    .seccomp = c->seccomp,
+  };
+  unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
+  int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
+  bool slow = false, cgroupns_deferred;
+  struct ns_for_children nsc;
+  struct brig_sync_msg m = { .fd = -1 };
+  int sv[2], r;
+  int *mount_fds = NULL;
+  unsigned long long clone_flags;
+
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    {
+      a.join_fd[i] = -1;
+      if (i != BRIG_NS_PID && i != BRIG_NS_TIME && c->ns.join_fd[i] >= 0)
+        {
+          a.join_fd[i] = c->ns.join_fd[i];
+          slow = true;
+        }
+    }
+  a.new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
+  /* Inside its user namespace the init cannot idmap host filesystems. */
+  if (a.new_userns && (r = rootfs_prepare_idmap_mounts (c->cfg, c->bundle, &mount_fds, err)) < 0)
+    return r;
+  a.mount_fds = mount_fds;
+  a.hook_sync = has_hooks (c->cfg->hooks);
+  a.seccomp_early = c->seccomp && (!c->cfg->process->no_new_privileges
+                                   || brig_seccomp_uses_notify (c->seccomp));
+  /* Without CLONE_INTO_CGROUP the init joins its cgroup after clone; its
+   * cgroup namespace must be made after that, or its root would be ours. */
+  cgroupns_deferred = (newf & CLONE_NEWCGROUP) && cgfd < 0;
+
+  if (slow)
+    {
+      /* Joined namespaces first, with brig's rights, then new ones made
+       * by the child so they belong to the right user namespace. */
+      a.userns_via_sync = (newf & CLONE_NEWUSER) != 0;
+      a.unshare_flags = newf & ~(unsigned long) CLONE_NEWUSER;
+      a.fork_init = (newf & CLONE_NEWPID) != 0;
+      clone_flags = 0;
+    }
+  else
+    {
+      clone_flags = newf & ~(unsigned long) (cgroupns_deferred ? CLONE_NEWCGROUP : 0);
+      a.unshare_flags = cgroupns_deferred ? CLONE_NEWCGROUP : 0;
+    }
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    {
+      rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
+      return brig_error_errno (err, "socketpair");
+    }
+  c->sync_fd = sv[0];
+  a.sync_fd = sv[1];
+  a.close_fds[0] = sv[0];
+  a.close_fds[1] = c->console_fd;
+  /* The flock lives as long as any fd of that open file: the init must not
+   * keep it held while it waits for start. */
+  a.close_fds[2] = c->dirfd;
+
+  r = enter_child_namespaces (c, &nsc, err);
+  if (r < 0)
+    {
+      leave_child_namespaces (&nsc);
+      close (sv[1]);
+      rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
+      return r;
+    }
+  c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
+  if (c->child < 0 && cgfd >= 0)
+    {
+      /* CLONE_INTO_CGROUP refused (e.g. a threaded cgroup), or no clone3:
+       * join the cgroup after the clone. */
+      cgfd = -1;
+      if (newf & CLONE_NEWCGROUP)
+        {
+          clone_flags &= ~(unsigned long long) CLONE_NEWCGROUP;
+          if (!slow)
+            a.unshare_flags |= CLONE_NEWCGROUP;
+        }
+      c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
+    }
+  if (c->child < 0 && errno == ENOSYS)
+    c->child = do_clone_legacy (clone_flags, &c->pidfd);
+  if (c->child == 0)
+    brig_init_main (&a);
+  r = errno;
+  leave_child_namespaces (&nsc);
+  close (sv[1]);
+  rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
+  if (c->child < 0)
+    return brig_error_set (err, r, "clone the container init");
+  c->pid = c->child;
+
+  if (a.userns_via_sync)
+    {
+      r = brig_sync_expect (c->sync_fd, BRIG_SYNC_USERNS, &m, err);
+      brig_sync_msg_clear (&m);
+      if (r < 0)
+        return r;
+    }
+  if (newf & CLONE_NEWUSER)
+    {
+      r = brig_ns_write_id_maps (c->child, c->cfg->linux, err);
+      if (r < 0)
+        return r;
+      if (a.userns_via_sync)
+        brig_sync_send (c->sync_fd, BRIG_SYNC_USERNS_DONE, 0, NULL, 0, -1);
+    }
+  if (c->cg && cgfd < 0)
+    {
+      r = brig_cgroup_enter (c->cg, c->child, err);
+      if (r < 0)
+        return r;
+    }
+  brig_sync_send (c->sync_fd, BRIG_SYNC_GO, 0, NULL, 0, -1);
+  if (a.fork_init)
+    {
+      r = brig_sync_expect (c->sync_fd, BRIG_SYNC_INIT_PID, &m, err);
+      if (r == 0)
+        c->pid = (pid_t) atoi (m.data);
+      brig_sync_msg_clear (&m);
+      while (waitpid (c->child, NULL, 0) < 0 && errno == EINTR)
+        ;
+      c->child = 0;
+      close (c->pidfd);
+      c->pidfd = -1;
+      if (r < 0)
+        return r;
+      c->pidfd = (int) syscall (SYS_pidfd_open, c->pid, 0);
+      if (c->pidfd < 0)
+        return brig_error_errno (err, "pidfd_open of the container init");
+      brig_sync_send (c->sync_fd, BRIG_SYNC_GO, 0, NULL, 0, -1);
+    }
+  if (c->cfg->process->has_oom_score_adj)
+    {
+      r = brig_process_set_oom_score_adj (c->pid, c->cfg->process->oom_score_adj, err);
+      if (r < 0)
+        return r;
+    }
+  if (a.hook_sync)
+    {
+      const oci_hooks *h = c->cfg->hooks;
+      _cleanup_free_ char *json = NULL;
+      r = brig_sync_expect (c->sync_fd, BRIG_SYNC_HOOKS, &m, err);
+      brig_sync_msg_clear (&m);
+      if (r < 0)
+        return r;
+      json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
+      r = brig_hooks_run (h->prestart, h->prestart_len, "prestart", json, err);
+      if (r == 0)
+        r = brig_hooks_run (h->create_runtime, h->create_runtime_len, "createRuntime", json, err);
+      if (r < 0)
+        return r;
+      {
+        /* createContainer gets the state while creating, startContainer
+         * the state once created: both travel now, NUL-separated. */
+        _cleanup_free_ char *created = state_json_for_hooks (c, BRIG_STATUS_CREATED);
+        size_t l1 = strlen (json) + 1, l2 = strlen (created);
+        _cleanup_free_ char *both = xmalloc0 (l1 + l2 + 1);
+        memcpy (both, json, l1);
+        memcpy (both + l1, created, l2);
+        brig_sync_send (c->sync_fd, BRIG_SYNC_HOOKS_DONE, 0, both, l1 + l2, -1);
+      }
+    }
+  r = brig_sync_expect (c->sync_fd, BRIG_SYNC_READY, &m, err);
+  if (r < 0)
+    return r;
+  if (m.fd >= 0)
+    {
+      _cleanup_free_ char *json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
+      r = brig_seccomp_send_notify (c->cfg->linux->seccomp, m.fd, json, err);
+      brig_sync_msg_clear (&m);
+      if (r < 0)
+        return r;
+    }
+  brig_sync_msg_clear (&m);
+  return 0;
+}
+
+static void
+create_ctx_undo (struct create_ctx *c)
+{
+  if (c->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+  else if (c->pid > 0)
+    kill (c->pid, SIGKILL);
+  if (c->child > 0)
+    while (waitpid (c->child, NULL, 0) < 0 && errno == EINTR)
+      ;
+  if (c->pid > 0 && c->pid != c->child)
+    while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  if (c->cg)
+    {
+      brig_error e = { 0 };
+      if (brig_cgroup_destroy (c->cg, true, &e) < 0)
+        brig_warn ("remove cgroup: %s", e.msg ? e.msg : "failed");
+      brig_error_clear (&e);
+    }
+  if (c->dirfd >= 0)
+    brig_state_remove (c->ctx, c->o->id, c->dirfd, NULL);
+}
+
+static void
+create_ctx_free (struct create_ctx *c)
+{
+  if (c->sync_fd >= 0)
+    close (c->sync_fd);
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  if (c->pidfd >= 0)
+    close (c->pidfd);
+  if (c->dirfd >= 0)
+    close (c->dirfd);
+  brig_ns_plan_clear (&c->ns);
+  if (c->cg)
+    brig_cgroup_free (c->cg);
+  brig_seccomp_free (c->seccomp);
+  oci_config_free (c->cfg);
+  brig_state_file_clear (&c->st);
+  free (c->config_buf);
+  free (c->bundle);
+  free (c->rootfs);
+}
+
+/* Create up to READY; on success c holds the running init. */
+static int
+create_common (struct create_ctx *c, brig_error *err)
+{
+  _cleanup_close_ int exec_fd = -1, child_console = -1;
+  struct brig_cgroup_config cgc;
+  const oci_process *p;
+  int r;
+
+  ensure_stdio ();
+  r = brig_state_check_id (c->o->id, err);
+  if (r < 0)
+    return r;
+  r = load_bundle (c, err);
+  if (r < 0)
+    return r;
+  r = validate_config (c, err);
+  if (r < 0)
+    return r;
+  p = c->cfg->process;
+
+  r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
+  if (r < 0)
+    return r;
+  cgc = (struct brig_cgroup_config) {
+    .id = c->o->id,
+    .cgroups_path = c->cfg->linux ? c->cfg->linux->cgroups_path : NULL,
+    .resources = c->cfg->linux ? c->cfg->linux->resources : NULL,
+    .systemd = c->ctx->systemd_cgroup,
+    .rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0),
+    .annotations = c->cfg->annotations,
+    .devices = c->cfg->linux ? c->cfg->linux->devices : NULL,
+    .devices_len = c->cfg->linux ? c->cfg->linux->devices_len : 0,
+  };
+  r = brig_cgroup_create (&cgc, &c->cg, err);
+  if (r < 0)
+    return r;
+  {
+    /* The directory is new and nobody reads config.json before state.json
+     * shows a live container: no need for write + rename. */
+    _cleanup_close_ int fd = openat (c->dirfd, "config.json",
+                                     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || (r = brig_write_all (fd, c->config_buf, c->config_len)) < 0)
+      return brig_error_set (err, fd < 0 ? errno : -r, "write the state's config.json");
+  }
+  /* A first state without pid: if brig is killed from here on, delete still
+   * finds the cgroup to remove. */
+  fill_state (c);
+  r = brig_state_write (c->dirfd, &c->st, err);
+  if (r < 0)
+    return r;
+  if (c->mode == MODE_CREATE)
+    {
+      r = listen_exec_socket (c->dirfd, &exec_fd, err);
+      if (r < 0)
+        return r;
+    }
+  if (p->has_terminal && p->terminal)
+    {
+      if (c->o->console_socket && *c->o->console_socket)
+        {
+          r = brig_terminal_connect_socket (c->o->console_socket, &child_console, err);
+          if (r < 0)
+            return brig_error_wrap (err, "--console-socket");
+        }
+      else
+        {
+          int sv[2];
+          if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+            return brig_error_errno (err, "socketpair for the terminal");
+          c->console_fd = sv[0];
+          child_console = sv[1];
+        }
+    }
+  r = spawn_init (c, exec_fd, child_console, err);
+  if (r < 0)
+    return r;
+  if (brig_proc_stat (c->pid, NULL, &c->st.pid_start_time) < 0)
+    return brig_error_set (err, ESRCH, "container init exited unexpectedly");
+  c->st.pid = c->pid;
+  r = brig_state_write (c->dirfd, &c->st, err);
+  if (r < 0)
+    return r;
+  if (c->o->pid_file && *c->o->pid_file)
+    {
+      r = write_pid_file (c->o->pid_file, c->pid, err);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+static void
+create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
+                 const struct brig_create_opts *o, enum create_mode mode)
+{
+  memset (c, 0, sizeof *c);
+  c->ctx = ctx;
+  c->o = o;
+  c->mode = mode;
+  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = -1;
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    c->ns.join_fd[i] = -1;
+}
+
+int
+brig_container_create (const struct brig_context *ctx, const struct brig_create_opts *o,
+                       brig_error *err)
+{
+  struct create_ctx c;
+  int r;
+
+  create_ctx_init (&c, ctx, o, MODE_CREATE);
+  r = create_common (&c, err);
+  if (r < 0)
+    create_ctx_undo (&c);
+  create_ctx_free (&c);
+  return r;
+}
+
+int
+brig_container_run (const struct brig_context *ctx, const struct brig_create_opts *o,
+                    bool detach, bool keep, int *exit_status, brig_error *err)
+{
+  struct create_ctx c;
+  struct brig_sync_msg m = { .fd = -1 };
+  int master = -1, r;
+
+  *exit_status = 0;
+  create_ctx_init (&c, ctx, o, detach ? MODE_RUN_DETACHED : MODE_RUN);
+  r = create_common (&c, err);
+  if (r == 0)
+    {
+      /* The init is about to execve: the sync socket (close-on-exec) reads
+       * EOF then, or an error if the last steps failed. */
+      r = brig_sync_recv (c.sync_fd, &m);
+      if (r == 0 && m.type == BRIG_SYNC_ERROR)
+        r = brig_error_set_raw (err, m.code, m.data);
+      else
+        r = 0;
+      brig_sync_msg_clear (&m);
+    }
+  if (r == 0 && c.console_fd >= 0)
+    {
+      r = brig_terminal_recv_master (c.console_fd, &master, err);
+      if (r < 0)
+        brig_error_wrap (err, "receive the container's terminal");
+    }
+  if (r < 0)
+    {
+      create_ctx_undo (&c);
+      create_ctx_free (&c);
+      if (master >= 0)
+        close (master);
+      return r;
+    }
+  /* Other commands (kill, state, exec) may act on it from now on. */
+  flock (c.dirfd, LOCK_UN);
+  if (c.cfg->hooks && c.cfg->hooks->poststart_len)
+    {
+      brig_container bc = { .id = (char *) o->id, .dirfd = c.dirfd, .st = c.st,
+                            .status = BRIG_STATUS_RUNNING, .pidfd = c.pidfd };
+      r = brig_container_poststart (c.cfg->hooks, &bc, err);
+    }
+  pid_t pid = c.pid;
+  create_ctx_free (&c);
+  if (r < 0)
+    {
+      if (!keep)
+        {
+          while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+          brig_container_delete (ctx, o->id, true, NULL);
+        }
+      if (master >= 0)
+        close (master);
+      return r;
+    }
+  if (detach)
+    return 0;
+
+  r = brig_terminal_proxy (master, pid, exit_status, err);
+  if (master >= 0)
+    close (master);
+  if (r < 0)
+    return r;
+  if (!keep)
+    {
+      brig_error e = { 0 };
+      if (brig_container_delete (ctx, o->id, true, &e) < 0)
+        brig_warn ("delete container \"%s\": %s", o->id, e.msg ? e.msg : "failed");
+      brig_error_clear (&e);
+    }
+  return 0;
+}

@@ -1,0 +1,43 @@
+/* Shared between the parent side of create (container_create.c) and the
+ * container init (init.c). Not part of libbrig's interface. */
+#ifndef BRIG_CONTAINER_INTERNAL_H
+#define BRIG_CONTAINER_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "container.h"
+#include "namespaces.h"
+#include "ocispec.h"
+#include "seccomp.h"
+
+/* Everything the init needs, prepared by the parent before clone. */
+struct brig_init_args {
+  const oci_config *cfg;
+  const struct brig_create_opts *o;
+  const char *rootfs;          /* absolute host path of root.path */
+  int sync_fd;                 /* the child's end of the sync socketpair */
+  int exec_fd;                 /* listening exec socket, -1 for run */
+  int console_fd;              /* console socket or socketpair end, -1 */
+  int close_fds[4];            /* the parent's ends, closed first (-1: none) */
+  int join_fd[BRIG_NS_COUNT];  /* namespaces the init joins itself */
+  unsigned long unshare_flags; /* namespaces the init creates itself */
+  bool userns_via_sync;        /* it unshares the user ns: parent writes maps */
+  bool fork_init;              /* fork the real init after unshare (pid ns) */
+  bool new_userns;             /* running in a new user namespace */
+  bool hook_sync;              /* round trip for prestart/createRuntime hooks */
+  brig_seccomp *seccomp;
+  bool seccomp_early;
+  const int *mount_fds;        /* idmapped mounts made by the parent
+                                  (rootfs_prepare_idmap_mounts), or NULL */
+};
+
+struct brig_container;
+
+/* Poststart hooks of a container whose process just started, with the state
+ * on stdin; a failure kills the container (runtime-spec 1.3). */
+int brig_container_poststart (const oci_hooks *h, struct brig_container *c, brig_error *err);
+
+/* The init: runs in the child after clone, never returns. */
+void brig_init_main (struct brig_init_args *a) __attribute__ ((noreturn));
+
+#endif

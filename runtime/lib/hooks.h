@@ -1,0 +1,33 @@
+/* OCI hooks (config.md "POSIX-platform Hooks", runtime.md "Lifecycle"):
+ * each hook is path + args + env, run with the container state JSON on its
+ * stdin, killed after timeout seconds. Where each kind runs:
+ *   prestart, createRuntime  the parent (runtime namespaces), after the
+ *                            container's namespaces exist, before pivot_root
+ *   createContainer          the container init (container namespaces),
+ *                            before pivot_root
+ *   startContainer           the container init, after start, before execve
+ *   poststart                start/run, after the user process started; a
+ *                            failure fails start (spec 1.3)
+ *   poststop                 delete, after the container is gone; failures
+ *                            are only warned about */
+#ifndef BRIG_HOOKS_H
+#define BRIG_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "ocispec.h"
+
+/* Run hooks[0..n) in order (kind names them in errors: "createRuntime");
+ * stops at the first failure: "createRuntime hook #1 (/usr/bin/x): exit
+ * status 2: <its output>". */
+int brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind,
+                    const char *state_json, brig_error *err);
+
+/* Like brig_hooks_run but every failure is only logged as a warning and the
+ * remaining hooks still run (poststop). */
+void brig_hooks_run_warn (const oci_hook *hooks, size_t n, const char *kind,
+                          const char *state_json);
+
+#endif

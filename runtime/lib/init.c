@@ -1,0 +1,325 @@
+/* The container init: the child of `create`/`run` after clone. It finishes
+ * the namespaces, builds the filesystem view, becomes the user process and
+ * waits for `start`. In order:
+ *
+ *   join namespaces by path; unshare the user ns (parent writes the maps);
+ *   wait for the parent (cgroup placement); unshare the rest; fork the real
+ *   init when a new pid ns was unshared; uid/gid 0 in a new user ns;
+ *   session keyring; rootfs_prepare; [parent: prestart, createRuntime hooks];
+ *   createContainer hooks; rootfs_pivot; terminal; cwd created when
+ *   missing; hostname, domainname;
+ *   sysctl; rootfs_finalize; personality/scheduler/...; LSM exec labels;
+ *   rlimits, caps bounding, user, caps, cwd, executable lookup,
+ *   no_new_privs (process.h); READY to the parent; wait for `start` on the
+ *   exec socket;
+ *   startContainer hooks; seccomp (unless loaded earlier); execve.
+ *
+ * Every error goes back to the parent as a SYNC_ERROR message while the
+ * parent listens; after that (create has returned) it goes to stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/sched.h>
+
+#include "container_internal.h"
+#include "hooks.h"
+#include "log.h"
+#include "lsm.h"
+#include "procattr.h"
+#include "process.h"
+#include "rootfs.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#ifndef KEYCTL_JOIN_SESSION_KEYRING
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+#endif
+
+struct init_state {
+  struct brig_init_args *a;
+  bool parent_listens;      /* errors can still go over the sync socket */
+  int start_fd;             /* connection from `start`: errors go there */
+  char *state_json;         /* for createContainer hooks (status creating) */
+  char *state_json_start;   /* for startContainer hooks (status created) */
+};
+
+/* A pid-1 process ignores every signal it has no handler for, even from
+ * the host; while it waits for `start` the usual terminating signals make
+ * the init exit, as `kill` of a created container expects. execve resets
+ * the handlers. (SIGKILL always works; `run` never waits.) */
+static void
+on_term_signal (int sig)
+{
+  _exit (128 + sig);
+}
+
+static void
+install_signal_handlers (void)
+{
+  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+                              SIGALRM, SIGPIPE, SIGABRT };
+  struct sigaction sa = { .sa_handler = on_term_signal };
+
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (sigs); i++)
+    sigaction (sigs[i], &sa, NULL);
+}
+
+static void
+reset_signal_mask (void)
+{
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+}
+
+static int
+expect (struct init_state *s, uint32_t type, struct brig_sync_msg *m, brig_error *err)
+{
+  int r = brig_sync_expect (s->a->sync_fd, type, m, err);
+  if (r < 0)
+    {
+      /* The parent died or gave up: nothing to report to. */
+      brig_sync_msg_clear (m);
+      _exit (1);
+    }
+  return 0;
+}
+
+/* Clone the real init into the pid (and time) namespace unshared by the
+ * calling process, as a sibling: CLONE_PARENT makes it the child of the brig
+ * process, which can wait for it (foreground run) and whose subreaper adopts
+ * it. Returns 0 in the new init, never in the caller. */
+static int
+fork_real_init (struct init_state *s, brig_error *err)
+{
+  struct clone_args ca = { .flags = CLONE_PARENT, .exit_signal = 0 };
+  pid_t pid;
+
+  pid = (pid_t) syscall (SYS_clone3, &ca, sizeof ca);
+  if (pid < 0 && errno == ENOSYS)
+    pid = (pid_t) syscall (SYS_clone, (unsigned long) CLONE_PARENT, 0UL, NULL, NULL, 0UL);
+  if (pid < 0)
+    return brig_error_errno (err, "clone the container init");
+  if (pid == 0)
+    return 0;
+  char buf[16];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  brig_sync_send (s->a->sync_fd, BRIG_SYNC_INIT_PID, 0, buf, (size_t) n, -1);
+  _exit (0);
+}
+
+static int
+setup_namespaces (struct init_state *s, brig_error *err)
+{
+  struct brig_init_args *a = s->a;
+  struct brig_sync_msg m = { .fd = -1 };
+  int r;
+
+  r = brig_ns_join (a->join_fd, err);
+  if (r < 0)
+    return r;
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    if (a->join_fd[i] >= 0)
+      {
+        close (a->join_fd[i]);
+        a->join_fd[i] = -1;
+      }
+  if (a->userns_via_sync)
+    {
+      if (unshare (CLONE_NEWUSER) < 0)
+        return brig_error_errno (err, "unshare user namespace");
+      brig_sync_send (a->sync_fd, BRIG_SYNC_USERNS, 0, NULL, 0, -1);
+      expect (s, BRIG_SYNC_USERNS_DONE, &m, err);
+      brig_sync_msg_clear (&m);
+    }
+  expect (s, BRIG_SYNC_GO, &m, err);
+  brig_sync_msg_clear (&m);
+  if (a->unshare_flags && unshare ((int) a->unshare_flags) < 0)
+    return brig_error_errno (err, "unshare namespaces");
+  if (a->fork_init)
+    {
+      r = fork_real_init (s, err);
+      if (r < 0)
+        return r;
+      /* The parent must hear of this pid before anything from it. */
+      expect (s, BRIG_SYNC_GO, &m, err);
+      brig_sync_msg_clear (&m);
+    }
+  if (a->new_userns)
+    {
+      /* Become root of the new user namespace: the uid brig had is not
+       * necessarily mapped in it. */
+      if (setresgid (0, 0, 0) < 0)
+        return brig_error_errno (err, "setgid 0 in the user namespace");
+      if (setresuid (0, 0, 0) < 0)
+        return brig_error_errno (err, "setuid 0 in the user namespace");
+      setgroups (0, NULL);
+    }
+  return 0;
+}
+
+static void
+join_session_keyring (const char *id)
+{
+  _cleanup_free_ char *name = xasprintf ("_ses.%s", id);
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0)
+    brig_debug ("join a new session keyring: %s", strerror (errno));
+}
+
+/* Block until `start` connects to the exec socket; the connection stays
+ * open as the channel for errors until execve closes it. */
+static int
+wait_start (struct init_state *s, brig_error *err)
+{
+  int conn;
+
+  do
+    conn = accept4 (s->a->exec_fd, NULL, NULL, SOCK_CLOEXEC);
+  while (conn < 0 && errno == EINTR);
+  if (conn < 0)
+    return brig_error_errno (err, "wait for start on the exec socket");
+  close (s->a->exec_fd);
+  s->a->exec_fd = -1;
+  s->start_fd = conn;
+  return 0;
+}
+
+static int
+run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
+{
+  struct brig_init_args *a = s->a;
+  const oci_config *cfg = a->cfg;
+  const oci_hooks *h = cfg->hooks;
+  struct brig_sync_msg m = { .fd = -1 };
+  struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
+                                 .console_fd = -1, .bundle = a->o->bundle,
+                                 .mount_fds = a->mount_fds };
+  int r;
+
+  r = setup_namespaces (s, err);
+  if (r < 0)
+    return r;
+  if (!a->o->no_new_keyring)
+    join_session_keyring (a->o->id);
+
+  r = rootfs_prepare (cfg, a->rootfs, &ro, err);
+  if (r < 0)
+    return r;
+  if (a->hook_sync)
+    {
+      brig_sync_send (a->sync_fd, BRIG_SYNC_HOOKS, 0, NULL, 0, -1);
+      expect (s, BRIG_SYNC_HOOKS_DONE, &m, err);
+      /* Two documents: the state while creating, then once created. */
+      s->state_json = brig_steal_ptr (m.data);
+      if (strlen (s->state_json) < m.len)
+        s->state_json_start = s->state_json + strlen (s->state_json) + 1;
+      else
+        s->state_json_start = s->state_json;
+      brig_sync_msg_clear (&m);
+    }
+  if (h && h->create_container_len > 0)
+    {
+      r = brig_hooks_run (h->create_container, h->create_container_len, "createContainer",
+                          s->state_json, err);
+      if (r < 0)
+        return r;
+    }
+  r = rootfs_pivot (a->rootfs, a->o->no_pivot, err);
+  if (r < 0)
+    return r;
+  if (a->console_fd >= 0)
+    {
+      r = brig_terminal_setup (a->console_fd, cfg->process->console_size, true, err);
+      a->console_fd = -1;
+      if (r < 0)
+        return r;
+    }
+  /* As runc: a missing cwd is created (inside the new root, so the image's
+   * symlinks cannot lead it out; before root.readonly applies). */
+  if (cfg->process->cwd && access (cfg->process->cwd, F_OK) < 0 && errno == ENOENT)
+    {
+      r = brig_mkdir_p (cfg->process->cwd, 0755);
+      if (r < 0)
+        return brig_error_set (err, -r, "create cwd %s", cfg->process->cwd);
+    }
+  r = brig_process_set_hostname (cfg->hostname, cfg->domainname, err);
+  if (r < 0)
+    return r;
+  if (cfg->linux)
+    {
+      r = brig_process_apply_sysctl (cfg->linux->sysctl, err);
+      if (r < 0)
+        return r;
+    }
+  r = rootfs_finalize (cfg, err);
+  if (r < 0)
+    return r;
+  r = brig_procattr_apply (cfg, cfg->process, err);
+  if (r < 0)
+    return r;
+  r = brig_lsm_apply_exec_labels (cfg->process, err);
+  if (r < 0)
+    return r;
+  r = brig_process_become (pr, err);
+  if (r < 0)
+    return r;
+
+  if (a->exec_fd >= 0)
+    install_signal_handlers ();
+  /* Set up: the parent writes the state and (create) returns. */
+  r = brig_sync_send (a->sync_fd, BRIG_SYNC_READY, 0, NULL, 0, pr->notify_fd);
+  if (r < 0)
+    _exit (1);
+  if (pr->notify_fd >= 0)
+    {
+      close (pr->notify_fd);
+      pr->notify_fd = -1;
+    }
+  if (a->exec_fd >= 0)
+    {
+      s->parent_listens = false;
+      r = wait_start (s, err);
+      if (r < 0)
+        return r;
+    }
+  if (h && h->start_container_len > 0)
+    {
+      r = brig_hooks_run (h->start_container, h->start_container_len, "startContainer",
+                          s->state_json_start, err);
+      if (r < 0)
+        return r;
+    }
+  return brig_process_exec (pr, err);
+}
+
+void
+brig_init_main (struct brig_init_args *a)
+{
+  struct init_state s = { .a = a, .parent_listens = true, .start_fd = -1 };
+  struct brig_process pr;
+  brig_error err = { 0 };
+
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
+    if (a->close_fds[i] >= 0)
+      close (a->close_fds[i]);
+  reset_signal_mask ();
+  brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
+  pr.seccomp_early = a->seccomp_early;
+
+  run_init (&s, &pr, &err);
+  if (s.parent_listens)
+    brig_sync_send_error (a->sync_fd, &err);
+  else if (s.start_fd >= 0)
+    brig_sync_send_error (s.start_fd, &err);
+  else
+    brig_log (BRIG_LOG_ERROR, "%s", err.msg ? err.msg : "container init failed");
+  _exit (127);
+}

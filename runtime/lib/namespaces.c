@@ -1,0 +1,261 @@
+/* Namespaces: see namespaces.h for the order rules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/nsfs.h>
+
+#include "namespaces.h"
+#include "utils.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const struct {
+  const char *config;   /* linux.namespaces[].type */
+  const char *proc;     /* /proc/PID/ns/ entry */
+  unsigned long flag;
+} ns_table[BRIG_NS_COUNT] = {
+  [BRIG_NS_USER] = { "user", "user", CLONE_NEWUSER },
+  [BRIG_NS_MNT] = { "mount", "mnt", CLONE_NEWNS },
+  [BRIG_NS_PID] = { "pid", "pid", CLONE_NEWPID },
+  [BRIG_NS_NET] = { "network", "net", CLONE_NEWNET },
+  [BRIG_NS_IPC] = { "ipc", "ipc", CLONE_NEWIPC },
+  [BRIG_NS_UTS] = { "uts", "uts", CLONE_NEWUTS },
+  [BRIG_NS_CGROUP] = { "cgroup", "cgroup", CLONE_NEWCGROUP },
+  [BRIG_NS_TIME] = { "time", "time", CLONE_NEWTIME },
+};
+
+/* setns order: user first (the rest are then joined with its rights), mount
+ * last (it changes the root the others' paths were resolved from). */
+static const enum brig_ns_type join_order[BRIG_NS_COUNT] = {
+  BRIG_NS_USER, BRIG_NS_IPC, BRIG_NS_UTS, BRIG_NS_NET, BRIG_NS_PID,
+  BRIG_NS_CGROUP, BRIG_NS_TIME, BRIG_NS_MNT,
+};
+
+int
+brig_ns_from_name (const char *name)
+{
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    if (strcmp (ns_table[i].config, name) == 0)
+      return i;
+  return -1;
+}
+
+unsigned long
+brig_ns_flag (enum brig_ns_type t)
+{
+  return ns_table[t].flag;
+}
+
+const char *
+brig_ns_proc_name (enum brig_ns_type t)
+{
+  return ns_table[t].proc;
+}
+
+void
+brig_ns_plan_clear (struct brig_ns_plan *plan)
+{
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    {
+      if (plan->join_fd[i] >= 0)
+        close (plan->join_fd[i]);
+      plan->join_fd[i] = -1;
+    }
+}
+
+int
+brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *err)
+{
+  bool seen[BRIG_NS_COUNT] = { false };
+
+  memset (plan, 0, sizeof *plan);
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    plan->join_fd[i] = -1;
+  if (lx == NULL)
+    return 0;
+  for (size_t i = 0; i < lx->namespaces_len; i++)
+    {
+      const oci_namespace *ns = &lx->namespaces[i];
+      int t = brig_ns_from_name (ns->type);
+      if (t < 0)
+        {
+          brig_ns_plan_clear (plan);
+          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: unknown namespace type \"%s\"",
+                                 i, ns->type);
+        }
+      if (seen[t])
+        {
+          brig_ns_plan_clear (plan);
+          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: duplicate namespace \"%s\"",
+                                 i, ns->type);
+        }
+      seen[t] = true;
+      if (ns->path == NULL || ns->path[0] == '\0')
+        {
+          plan->new_flags |= ns_table[t].flag;
+          continue;
+        }
+      int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          int e = errno;
+          brig_ns_plan_clear (plan);
+          return brig_error_set (err, e, "linux.namespaces[%zu]: open %s namespace %s", i,
+                                 ns->type, ns->path);
+        }
+      /* A path that is not a namespace of that type would fail later in the
+       * child with a vaguer message; NS_GET_NSTYPE tells right away. */
+      int kind = ioctl (fd, NS_GET_NSTYPE);
+      if (kind < 0 || (unsigned long) kind != ns_table[t].flag)
+        {
+          close (fd);
+          brig_ns_plan_clear (plan);
+          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: %s is not a %s namespace",
+                                 i, ns->path, ns->type);
+        }
+      plan->join_fd[t] = fd;
+      plan->joined_any = true;
+    }
+  return 0;
+}
+
+int
+brig_ns_join (const int fds[BRIG_NS_COUNT], brig_error *err)
+{
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    {
+      enum brig_ns_type t = join_order[i];
+      if (fds[t] < 0)
+        continue;
+      if (setns (fds[t], (int) ns_table[t].flag) < 0)
+        return brig_error_errno (err, "join %s namespace", ns_table[t].config);
+    }
+  return 0;
+}
+
+int
+brig_ns_open_process (pid_t pid, int fds[BRIG_NS_COUNT], brig_error *err)
+{
+  char path[64];
+
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    fds[i] = -1;
+  for (int i = 0; i < BRIG_NS_COUNT; i++)
+    {
+      struct stat theirs, ours;
+      snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, ns_table[i].proc);
+      if (stat (path, &theirs) < 0)
+        {
+          if (errno == ENOENT && i == BRIG_NS_TIME)
+            continue; /* kernel without time namespaces */
+          int e = errno;
+          for (int j = 0; j < i; j++)
+            if (fds[j] >= 0)
+              close (fds[j]);
+          return brig_error_set (err, e, "open %s", path);
+        }
+      snprintf (path, sizeof path, "/proc/self/ns/%s", ns_table[i].proc);
+      if (stat (path, &ours) == 0 && ours.st_ino == theirs.st_ino
+          && ours.st_dev == theirs.st_dev)
+        continue;
+      snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, ns_table[i].proc);
+      fds[i] = open (path, O_RDONLY | O_CLOEXEC);
+      if (fds[i] < 0)
+        {
+          int e = errno;
+          for (int j = 0; j < i; j++)
+            if (fds[j] >= 0)
+              close (fds[j]);
+          return brig_error_set (err, e, "open %s", path);
+        }
+    }
+  return 0;
+}
+
+static char *
+format_map (const oci_id_mapping *m, size_t n)
+{
+  size_t cap = n * 36 + 1, len = 0;
+  char *buf = xmalloc0 (cap);
+  for (size_t i = 0; i < n; i++)
+    len += (size_t) snprintf (buf + len, cap - len, "%u %u %u\n", m[i].container_id,
+                              m[i].host_id, m[i].size);
+  return buf;
+}
+
+static int
+write_proc (pid_t pid, const char *file, const char *value, brig_error *err)
+{
+  char path[64];
+  int r;
+
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, file);
+  r = brig_write_string_at (AT_FDCWD, path, value);
+  if (r < 0)
+    return brig_error_set (err, -r, "write %s", path);
+  return 0;
+}
+
+int
+brig_ns_write_id_maps (pid_t pid, const oci_linux *lx, brig_error *err)
+{
+  _cleanup_free_ char *uid = NULL, *gid = NULL;
+  int r;
+
+  /* Without CAP_SETGID in the parent namespace a gid map can only be
+   * written after setgroups is denied (user_namespaces(7)). */
+  if (geteuid () != 0)
+    {
+      r = write_proc (pid, "setgroups", "deny", err);
+      if (r < 0 && r != -ENOENT)
+        return r;
+    }
+  if (lx && lx->uid_mappings_len > 0)
+    {
+      uid = format_map (lx->uid_mappings, lx->uid_mappings_len);
+      r = write_proc (pid, "uid_map", uid, err);
+      if (r < 0)
+        return brig_error_wrap (err, "linux.uidMappings");
+    }
+  if (lx && lx->gid_mappings_len > 0)
+    {
+      gid = format_map (lx->gid_mappings, lx->gid_mappings_len);
+      r = write_proc (pid, "gid_map", gid, err);
+      if (r < 0)
+        return brig_error_wrap (err, "linux.gidMappings");
+    }
+  return 0;
+}
+
+int
+brig_ns_write_time_offsets (const oci_linux *lx, brig_error *err)
+{
+  char buf[256];
+  size_t len = 0;
+  int r;
+
+  if (lx == NULL || lx->time_offsets_len == 0)
+    return 0;
+  for (size_t i = 0; i < lx->time_offsets_len; i++)
+    {
+      const char *clock = lx->time_offsets_keys[i];
+      const oci_time_offset *o = &lx->time_offsets[i];
+      if (strcmp (clock, "monotonic") != 0 && strcmp (clock, "boottime") != 0)
+        return brig_error_set (err, EINVAL, "linux.timeOffsets: unknown clock \"%s\"", clock);
+      len += (size_t) snprintf (buf + len, sizeof buf - len, "%s %lld %u\n", clock,
+                                (long long) o->secs, o->nanosecs);
+      if (len >= sizeof buf)
+        return brig_error_set (err, EINVAL, "linux.timeOffsets: too many entries");
+    }
+  r = brig_write_string_at (AT_FDCWD, "/proc/self/timens_offsets", buf);
+  if (r < 0)
+    return brig_error_set (err, -r, "linux.timeOffsets: write /proc/self/timens_offsets");
+  return 0;
+}

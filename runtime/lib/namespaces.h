@@ -1,0 +1,59 @@
+/* Linux namespaces: the linux.namespaces list turned into clone/unshare
+ * flags and namespace fds to join, in the order the kernel needs: the paths
+ * are all opened first (a joined mount namespace would hide the others), the
+ * user namespace is joined before the rest (the others are then owned by
+ * it), pid and time only affect children. */
+#ifndef BRIG_NAMESPACES_H
+#define BRIG_NAMESPACES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "ocispec.h"
+
+enum brig_ns_type {
+  BRIG_NS_USER, BRIG_NS_MNT, BRIG_NS_PID, BRIG_NS_NET, BRIG_NS_IPC, BRIG_NS_UTS,
+  BRIG_NS_CGROUP, BRIG_NS_TIME, BRIG_NS_COUNT,
+};
+
+/* The namespaces of one container, resolved from the config. */
+struct brig_ns_plan {
+  unsigned long new_flags;          /* CLONE_NEW* to create */
+  int join_fd[BRIG_NS_COUNT];       /* fd to setns for joined ones, else -1 */
+  bool joined_any;                  /* at least one path given */
+};
+
+/* Config type name ("pid", "network", "mount", ...) to enum; -1 if unknown. */
+int brig_ns_from_name (const char *name);
+
+/* CLONE_NEW* flag of a type. */
+unsigned long brig_ns_flag (enum brig_ns_type t);
+
+/* The /proc/PID/ns/ entry name of a type ("pid", "net", "mnt", ...). */
+const char *brig_ns_proc_name (enum brig_ns_type t);
+
+/* Validate linux.namespaces (known types, no duplicates, paths that are
+ * namespaces of the right type) and open the paths. Errors name the entry. */
+int brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *err);
+
+/* Close the join fds. */
+void brig_ns_plan_clear (struct brig_ns_plan *plan);
+
+/* setns every fd in fds[BRIG_NS_COUNT] (entries -1 skipped), user first,
+ * mount last; pid and time take effect for children only. */
+int brig_ns_join (const int fds[BRIG_NS_COUNT], brig_error *err);
+
+/* Open /proc/PID/ns/X for every namespace in which pid differs from the
+ * calling process (what `exec` joins); fds[t] = -1 for shared ones. */
+int brig_ns_open_process (pid_t pid, int fds[BRIG_NS_COUNT], brig_error *err);
+
+/* Write /proc/PID/uid_map and gid_map from the mappings (after "deny" to
+ * setgroups when the caller is not root in the initial user namespace). */
+int brig_ns_write_id_maps (pid_t pid, const oci_linux *lx, brig_error *err);
+
+/* Write /proc/self/timens_offsets from linux.timeOffsets (after
+ * unshare(CLONE_NEWTIME), before the first child). */
+int brig_ns_write_time_offsets (const oci_linux *lx, brig_error *err);
+
+#endif

@@ -1,0 +1,394 @@
+/* The user process: see process.h for the order of the steps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "process.h"
+#include "utils.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const struct {
+  const char *name;
+  int resource;
+} rlimit_names[] = {
+  { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
+  { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
+  { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+  { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+  { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+  { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
+  { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+  { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING }, { "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+/* -1 when name is not an rlimit. */
+static int
+rlimit_from_name (const char *name)
+{
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (rlimit_names); i++)
+    if (strcmp (rlimit_names[i].name, name) == 0)
+      return rlimit_names[i].resource;
+  return -1;
+}
+
+void
+brig_process_init (struct brig_process *pr, const oci_process *p, brig_seccomp *seccomp,
+                   int preserve_fds)
+{
+  memset (pr, 0, sizeof *pr);
+  pr->p = p;
+  pr->seccomp = seccomp;
+  pr->preserve_fds = preserve_fds;
+  pr->notify_fd = -1;
+}
+
+void
+brig_process_clear (struct brig_process *pr)
+{
+  free (pr->exec_path);
+  pr->exec_path = NULL;
+  brig_strv_free (pr->envp);
+  pr->envp = NULL;
+  if (pr->notify_fd >= 0)
+    close (pr->notify_fd);
+  pr->notify_fd = -1;
+}
+
+int
+brig_process_set_rlimits (const oci_process *p, brig_error *err)
+{
+  for (size_t i = 0; p && i < p->rlimits_len; i++)
+    {
+      const oci_rlimit *rl = &p->rlimits[i];
+      int res = rlimit_from_name (rl->type);
+      struct rlimit lim = { .rlim_cur = rl->soft, .rlim_max = rl->hard };
+      if (res < 0)
+        return brig_error_set (err, EINVAL, "process.rlimits[%zu]: unknown rlimit \"%s\"", i,
+                               rl->type);
+      if (setrlimit (res, &lim) < 0)
+        return brig_error_errno (err, "setrlimit %s", rl->type);
+    }
+  return 0;
+}
+
+static bool
+setgroups_denied (void)
+{
+  char buf[16] = "";
+  _cleanup_close_ int fd = open ("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  if (read (fd, buf, sizeof buf - 1) < 0)
+    return false;
+  return strncmp (buf, "deny", 4) == 0;
+}
+
+int
+brig_process_set_user (const oci_user *u, brig_error *err)
+{
+  uid_t uid = u && u->has_uid ? u->uid : 0;
+  gid_t gid = u && u->has_gid ? u->gid : 0;
+  mode_t mask = u && u->has_umask ? (mode_t) u->umask : 0022;
+
+  /* setgroups with an empty list too: the container must not keep brig's
+   * supplementary groups. */
+  if (setgroups (u ? u->additional_gids_len : 0, u ? u->additional_gids : NULL) < 0)
+    {
+      if (!(errno == EPERM && setgroups_denied () && (u == NULL || u->additional_gids_len == 0)))
+        return brig_error_errno (err, "setgroups (process.user.additionalGids)");
+    }
+  if (setresgid (gid, gid, gid) < 0)
+    return brig_error_errno (err, "setgid %u (process.user.gid)", (unsigned) gid);
+  if (setresuid (uid, uid, uid) < 0)
+    return brig_error_errno (err, "setuid %u (process.user.uid)", (unsigned) uid);
+  umask (mask);
+  return 0;
+}
+
+int
+brig_process_chdir (const char *cwd, brig_error *err)
+{
+  if (cwd == NULL || *cwd == '\0')
+    cwd = "/";
+  if (chdir (cwd) < 0)
+    return brig_error_errno (err, "chdir to cwd (\"%s\") set in config.json", cwd);
+  return 0;
+}
+
+static const char *
+env_get (char *const *env, const char *name)
+{
+  size_t n = strlen (name);
+  for (; env && *env; env++)
+    if (strncmp (*env, name, n) == 0 && (*env)[n] == '=')
+      return *env + n + 1;
+  return NULL;
+}
+
+static bool
+is_executable_file (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && access (path, X_OK) == 0;
+}
+
+int
+brig_process_find_executable (const char *arg0, char *const *env, char **path,
+                              brig_error *err)
+{
+  const char *p, *dirs;
+
+  if (arg0 == NULL || *arg0 == '\0')
+    return brig_error_set (err, EINVAL, "process.args must not be empty");
+  if (strchr (arg0, '/'))
+    {
+      struct stat st;
+      if (stat (arg0, &st) < 0)
+        return brig_error_errno (err, "exec \"%s\"", arg0);
+      if (S_ISDIR (st.st_mode))
+        return brig_error_set (err, EACCES, "exec \"%s\": is a directory", arg0);
+      if (access (arg0, X_OK) < 0)
+        return brig_error_errno (err, "exec \"%s\"", arg0);
+      *path = xstrdup (arg0);
+      return 0;
+    }
+  dirs = env_get (env, "PATH");
+  for (p = dirs; p && *p;)
+    {
+      const char *end = strchrnul (p, ':');
+      _cleanup_free_ char *cand = NULL;
+      if (end == p)
+        cand = xasprintf ("./%s", arg0); /* empty element: the cwd */
+      else
+        cand = xasprintf ("%.*s/%s", (int) (end - p), p, arg0);
+      if (is_executable_file (cand))
+        {
+          *path = brig_steal_ptr (cand);
+          return 0;
+        }
+      p = *end ? end + 1 : end;
+    }
+  return brig_error_set (err, ENOENT, "executable file \"%s\" not found in $PATH", arg0);
+}
+
+/* The home directory of uid in the current root's /etc/passwd, or NULL. */
+static char *
+passwd_home (uid_t uid)
+{
+  _cleanup_fclose_ FILE *f = fopen ("/etc/passwd", "re");
+  char line[1024];
+
+  if (f == NULL)
+    return NULL;
+  while (fgets (line, sizeof line, f))
+    {
+      char *fields[7] = { NULL };
+      char *s = line;
+      int n = 0;
+      for (; n < 7 && s; n++)
+        {
+          fields[n] = s;
+          s = strchr (s, ':');
+          if (s)
+            *s++ = '\0';
+        }
+      if (n < 6 || fields[2] == NULL || fields[5] == NULL)
+        continue;
+      char *end;
+      unsigned long v = strtoul (fields[2], &end, 10);
+      if (end == fields[2] || *end != '\0' || v != uid)
+        continue;
+      return xstrdup (fields[5]);
+    }
+  return NULL;
+}
+
+char **
+brig_process_build_env (const oci_process *p)
+{
+  size_t n = p && p->env ? p->env_len : 0;
+  char **v = xmalloc0 ((n + 2) * sizeof (char *));
+  size_t k = 0;
+
+  for (size_t i = 0; i < n; i++)
+    v[k++] = xstrdup (p->env[i]);
+  if (env_get (v, "HOME") == NULL)
+    {
+      uid_t uid = p && p->user && p->user->has_uid ? p->user->uid : 0;
+      _cleanup_free_ char *home = passwd_home (uid);
+      v[k++] = xasprintf ("HOME=%s", home && *home ? home : "/");
+    }
+  v[k] = NULL;
+  return v;
+}
+
+int
+brig_process_close_fds (int preserve_fds, brig_error *err)
+{
+  unsigned int first = 3 + (unsigned int) (preserve_fds > 0 ? preserve_fds : 0);
+
+  for (unsigned int fd = 0; fd < first; fd++)
+    {
+      int fl = fcntl ((int) fd, F_GETFD);
+      if (fl >= 0 && (fl & FD_CLOEXEC))
+        fcntl ((int) fd, F_SETFD, fl & ~FD_CLOEXEC);
+    }
+  /* close-on-exec rather than close: brig's own fds (the sync socket, a log
+   * file) stay usable until the execve. */
+  if (syscall (SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+    return 0;
+  _cleanup_closedir_ DIR *d = opendir ("/proc/self/fd");
+  if (d == NULL)
+    return brig_error_errno (err, "open /proc/self/fd");
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      int fd = atoi (de->d_name);
+      if (de->d_name[0] < '0' || de->d_name[0] > '9' || (unsigned int) fd < first
+          || fd == dirfd (d))
+        continue;
+      int fl = fcntl (fd, F_GETFD);
+      if (fl >= 0)
+        fcntl (fd, F_SETFD, fl | FD_CLOEXEC);
+    }
+  return 0;
+}
+
+int
+brig_process_set_hostname (const char *hostname, const char *domainname, brig_error *err)
+{
+  if (hostname && sethostname (hostname, strlen (hostname)) < 0)
+    return brig_error_errno (err, "sethostname \"%s\"", hostname);
+  if (domainname && setdomainname (domainname, strlen (domainname)) < 0)
+    return brig_error_errno (err, "setdomainname \"%s\"", domainname);
+  return 0;
+}
+
+int
+brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err)
+{
+  for (size_t i = 0; sysctl && i < sysctl->len; i++)
+    {
+      _cleanup_free_ char *path = xasprintf ("/proc/sys/%s", sysctl->keys[i]);
+      int r;
+      if (strstr (sysctl->keys[i], "..") || sysctl->keys[i][0] == '/')
+        return brig_error_set (err, EINVAL, "linux.sysctl: invalid key \"%s\"", sysctl->keys[i]);
+      for (char *c = path + strlen ("/proc/sys/"); *c; c++)
+        if (*c == '.')
+          *c = '/';
+      r = brig_write_string_at (AT_FDCWD, path, sysctl->values[i]);
+      if (r < 0)
+        return brig_error_set (err, -r, "linux.sysctl: write %s", path);
+    }
+  return 0;
+}
+
+int
+brig_process_set_oom_score_adj (pid_t pid, int value, brig_error *err)
+{
+  char path[64], buf[16];
+  int r;
+
+  if (pid > 0)
+    snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int) pid);
+  else
+    snprintf (path, sizeof path, "/proc/self/oom_score_adj");
+  snprintf (buf, sizeof buf, "%d", value);
+  r = brig_write_string_at (AT_FDCWD, path, buf);
+  if (r < 0)
+    return brig_error_set (err, -r, "process.oomScoreAdj: write %s", path);
+  return 0;
+}
+
+static int
+load_seccomp (struct brig_process *pr, brig_error *err)
+{
+  int r;
+  if (pr->seccomp == NULL || pr->seccomp_loaded)
+    return 0;
+  r = brig_seccomp_load (pr->seccomp, &pr->notify_fd, err);
+  if (r < 0)
+    return r;
+  pr->seccomp_loaded = true;
+  return 0;
+}
+
+int
+brig_process_become (struct brig_process *pr, brig_error *err)
+{
+  const oci_process *p = pr->p;
+  const oci_user *u = p->user;
+  bool chdir_done = false;
+  int r;
+
+  r = brig_process_set_rlimits (p, err);
+  if (r < 0)
+    return r;
+  r = brig_caps_prepare (p->capabilities, err);
+  if (r < 0)
+    return r;
+  if (pr->seccomp_early)
+    {
+      r = load_seccomp (pr, err);
+      if (r < 0)
+        return r;
+    }
+  /* cwd first as root (it may be reachable only with brig's rights), and
+   * again as the user if that was refused. */
+  if (chdir (p->cwd && *p->cwd ? p->cwd : "/") == 0)
+    chdir_done = true;
+  else if (errno != EACCES && errno != EPERM)
+    return brig_process_chdir (p->cwd, err);
+  r = brig_process_set_user (u, err);
+  if (r < 0)
+    return r;
+  r = brig_caps_apply (p->capabilities, err);
+  if (r < 0)
+    return r;
+  if (!chdir_done)
+    {
+      r = brig_process_chdir (p->cwd, err);
+      if (r < 0)
+        return r;
+    }
+  /* A cwd reached through an inherited fd (/proc/self/fd/N) lies outside
+   * the root, which the kernel reports as unreachable (CVE-2024-21626). */
+  {
+    char here[4096];
+    if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
+      return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
+  }
+  pr->envp = brig_process_build_env (p);
+  r = brig_process_find_executable (p->args ? p->args[0] : NULL, pr->envp, &pr->exec_path, err);
+  if (r < 0)
+    return r;
+  if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return brig_error_errno (err, "prctl PR_SET_NO_NEW_PRIVS");
+  return 0;
+}
+
+int
+brig_process_exec (struct brig_process *pr, brig_error *err)
+{
+  int r;
+
+  r = brig_process_close_fds (pr->preserve_fds, err);
+  if (r < 0)
+    return r;
+  /* Nothing but execve may follow the filter. */
+  r = load_seccomp (pr, err);
+  if (r < 0)
+    return r;
+  execve (pr->exec_path, pr->p->args, pr->envp);
+  return brig_error_errno (err, "exec \"%s\"", pr->p->args[0]);
+}

@@ -1,0 +1,94 @@
+/* The user process: what config.json's "process" (or exec's process.json)
+ * asks of the process that finally calls execve. The container init and
+ * `brig exec` share this sequence, in this order:
+ *
+ *   brig_process_become:   rlimits, capabilities kept across the uid change
+ *                          (brig_caps_prepare), seccomp now when it must be
+ *                          loaded while privileged, groups/gid/uid/umask,
+ *                          capabilities (brig_caps_apply), cwd, PATH lookup
+ *                          as the user, no_new_privs
+ *   ... (the init waits for `start` and runs startContainer hooks here)
+ *   brig_process_exec:     seccomp (if not loaded yet: last), every fd but
+ *                          stdio and the preserved ones marked close-on-exec,
+ *                          execve
+ *
+ * Namespaces, mounts and pivot_root come before all of this. */
+#ifndef BRIG_PROCESS_H
+#define BRIG_PROCESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "ocispec.h"
+#include "seccomp.h"
+
+struct brig_process {
+  const oci_process *p;     /* the process to run (not owned) */
+  brig_seccomp *seccomp;    /* compiled filter or NULL (not owned) */
+  bool seccomp_early;       /* load the filter in become (privileged, before
+                               the uid change) instead of right before execve;
+                               needed without noNewPrivileges and for
+                               SCMP_ACT_NOTIFY (the listener fd must reach the
+                               parent while it waits) */
+  int preserve_fds;         /* fds 3 .. 3+preserve_fds-1 stay open */
+  /* Filled by brig_process_become: */
+  char *exec_path;          /* resolved executable (malloc'd) */
+  char **envp;              /* environment for execve (malloc'd) */
+  bool seccomp_loaded;
+  int notify_fd;            /* seccomp listener fd when loaded early, else -1 */
+};
+
+/* Initialise pr for p (notify_fd = -1, nothing resolved). */
+void brig_process_init (struct brig_process *pr, const oci_process *p,
+                        brig_seccomp *seccomp, int preserve_fds);
+
+/* Free what become allocated (not p, not seccomp); closes notify_fd. */
+void brig_process_clear (struct brig_process *pr);
+
+/* Everything up to (not including) the last step, see above. Errors name the
+ * setting: "setrlimit RLIMIT_NOFILE: Operation not permitted", or
+ * `executable file "X" not found in $PATH: No such file or directory`. */
+int brig_process_become (struct brig_process *pr, brig_error *err);
+
+/* The last step: seccomp if not loaded yet, close-on-exec for every fd
+ * above stdio and the preserved ones, execve. Returns only on failure. */
+int brig_process_exec (struct brig_process *pr, brig_error *err);
+
+/* ---- single steps (also usable on their own) ---- */
+
+/* setrlimit for every process.rlimits entry ("RLIMIT_NOFILE", ...). */
+int brig_process_set_rlimits (const oci_process *p, brig_error *err);
+
+/* setgroups(additionalGids) (skipped when /proc/self/setgroups is "deny"),
+ * setresgid, setresuid and umask (default 0022) from user (NULL: root). */
+int brig_process_set_user (const oci_user *u, brig_error *err);
+
+/* chdir into cwd (relative to the current root). */
+int brig_process_chdir (const char *cwd, brig_error *err);
+
+/* Resolve args[0] with the PATH of env (a name with a '/' is taken as is);
+ * *path is malloc'd. Missing: `executable file "X" not found in $PATH: No
+ * such file or directory`. */
+int brig_process_find_executable (const char *arg0, char *const *env, char **path,
+                                  brig_error *err);
+
+/* The environment for execve: env plus HOME from the container's /etc/passwd
+ * when env has none ("/" when unknown). Malloc'd vector. */
+char **brig_process_build_env (const oci_process *p);
+
+/* Mark every fd >= 3 + preserve_fds close-on-exec and clear close-on-exec
+ * on stdio and the preserved fds. */
+int brig_process_close_fds (int preserve_fds, brig_error *err);
+
+/* sethostname / setdomainname (call inside the new uts namespace). */
+int brig_process_set_hostname (const char *hostname, const char *domainname,
+                               brig_error *err);
+
+/* Write each linux.sysctl key (dots or slashes) under /proc/sys. */
+int brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err);
+
+/* Write /proc/PID/oom_score_adj (pid 0: self). */
+int brig_process_set_oom_score_adj (pid_t pid, int value, brig_error *err);
+
+#endif

@@ -1,0 +1,573 @@
+/* The state store under --root; see state.h for the layout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "state.h"
+#include "utils.h"
+
+#define OCI_VERSION "1.3.0"
+
+/* The texts callers match on, without an errno suffix (codes still set). */
+static int
+not_exist (brig_error *err, const char *id)
+{
+  _cleanup_free_ char *m = xasprintf ("container \"%s\" does not exist", id ? id : "");
+  return brig_error_set_raw (err, ENOENT, m);
+}
+
+static const char *const status_names[] = {
+  [BRIG_STATUS_CREATING] = "creating", [BRIG_STATUS_CREATED] = "created",
+  [BRIG_STATUS_RUNNING] = "running",   [BRIG_STATUS_PAUSED] = "paused",
+  [BRIG_STATUS_STOPPED] = "stopped",
+};
+
+const char *
+brig_status_name (enum brig_status s)
+{
+  return (unsigned) s < BRIG_ARRAY_SIZE (status_names) ? status_names[s] : "unknown";
+}
+
+int
+brig_state_check_id (const char *id, brig_error *err)
+{
+  if (id == NULL || *id == '\0')
+    return brig_error_set (err, EINVAL, "invalid container id: empty");
+  if (strcmp (id, ".") == 0 || strcmp (id, "..") == 0 || strlen (id) > 1024)
+    return brig_error_set (err, EINVAL, "invalid container id \"%s\"", id);
+  for (const char *p = id; *p; p++)
+    {
+      char c = *p;
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+            || c == '_' || c == '-' || c == '.' || c == '+'))
+        return brig_error_set (err, EINVAL,
+                               "invalid container id \"%s\": only [A-Za-z0-9_+.-] are allowed", id);
+    }
+  return 0;
+}
+
+int
+brig_state_root_open (const struct brig_context *ctx, bool create, int *fd, brig_error *err)
+{
+  int r;
+
+  *fd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (*fd >= 0)
+    return 0;
+  if (errno != ENOENT || !create)
+    return brig_error_errno (err, "open state root %s", ctx->state_root);
+  r = brig_mkdir_p (ctx->state_root, 0700);
+  if (r < 0)
+    return brig_error_set (err, -r, "create state root %s", ctx->state_root);
+  *fd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (*fd < 0)
+    return brig_error_errno (err, "open state root %s", ctx->state_root);
+  return 0;
+}
+
+static int
+lock_dir (int dirfd, enum brig_lock lock)
+{
+  int op = lock == BRIG_LOCK_EXCLUSIVE ? LOCK_EX : LOCK_SH;
+  if (lock == BRIG_LOCK_NONE)
+    return 0;
+  while (flock (dirfd, op) < 0)
+    if (errno != EINTR)
+      return -errno;
+  return 0;
+}
+
+/* A directory removed by a concurrent delete while we waited for its lock. */
+static bool
+dir_unlinked (int dirfd)
+{
+  struct stat st;
+  return fstat (dirfd, &st) < 0 || st.st_nlink == 0;
+}
+
+int
+brig_state_claim (const struct brig_context *ctx, const char *id, int *dirfd, brig_error *err)
+{
+  _cleanup_close_ int rootfd = -1;
+  int fd, r;
+
+  r = brig_state_check_id (id, err);
+  if (r < 0)
+    return r;
+  r = brig_state_root_open (ctx, true, &rootfd, err);
+  if (r < 0)
+    return r;
+  if (mkdirat (rootfd, id, 0711) < 0)
+    {
+      if (errno == EEXIST)
+        {
+          _cleanup_free_ char *m = xasprintf ("container \"%s\" already exists", id);
+          return brig_error_set_raw (err, EEXIST, m);
+        }
+      return brig_error_errno (err, "create state directory %s/%s", ctx->state_root, id);
+    }
+  fd = openat (rootfd, id, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      r = brig_error_errno (err, "open state directory %s/%s", ctx->state_root, id);
+      unlinkat (rootfd, id, AT_REMOVEDIR);
+      return r;
+    }
+  /* Nobody else can hold it yet: the directory is brand new. */
+  flock (fd, LOCK_EX);
+  *dirfd = fd;
+  return 0;
+}
+
+void
+brig_state_file_clear (struct brig_state_file *st)
+{
+  free (st->id);
+  free (st->bundle);
+  free (st->rootfs);
+  free (st->created);
+  free (st->owner);
+  free (st->cgroup_manager);
+  free (st->cgroup_path);
+  if (st->annotations)
+    {
+      for (size_t i = 0; i < st->annotations->len; i++)
+        {
+          free (st->annotations->keys[i]);
+          free (st->annotations->values[i]);
+        }
+      free (st->annotations->keys);
+      free (st->annotations->values);
+      free (st->annotations);
+    }
+  memset (st, 0, sizeof *st);
+}
+
+static oci_map *
+map_dup (const oci_map *m)
+{
+  oci_map *r = NULL;
+  if (m == NULL)
+    return NULL;
+  for (size_t i = 0; i < m->len; i++)
+    if (oci_map_set (&r, m->keys[i], m->values[i]) < 0)
+      abort ();
+  if (r == NULL)
+    r = xmalloc0 (sizeof *r);
+  return r;
+}
+
+int
+brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
+{
+  oci_brig_state s = {
+    .oci_version = (char *) OCI_VERSION,
+    .id = st->id,
+    .pid = st->pid, .has_pid = true,
+    .pid_start_time = st->pid_start_time, .has_pid_start_time = true,
+    .bundle = st->bundle,
+    .rootfs = st->rootfs,
+    .created = st->created,
+    .owner = st->owner,
+    .annotations = st->annotations,
+    .cgroup_manager = st->cgroup_manager,
+    .cgroup_path = st->cgroup_path,
+    .systemd_cgroup = st->systemd_cgroup, .has_systemd_cgroup = true,
+    .rootless = st->rootless, .has_rootless = true,
+    .new_pidns = st->new_pidns, .has_new_pidns = true,
+  };
+  _cleanup_free_ char *json = NULL;
+  size_t len = 0;
+
+  json = oci_generate (&oci_brig_state_type, &s, false, &len);
+  if (json == NULL)
+    return brig_error_errno (err, "generate state.json");
+  return brig_write_file_atomic (dirfd, "state.json", json, len, 0600, err);
+}
+
+static int
+state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  oci_error perr = { NULL };
+  oci_brig_state *s;
+  size_t len;
+  int r;
+
+  r = brig_read_file_at (dirfd, "state.json", &buf, &len, err);
+  if (r < 0)
+    return r;
+  s = oci_parse_data (&oci_brig_state_type, buf, len, "state.json", &perr);
+  if (s == NULL)
+    {
+      r = brig_error_set (err, EINVAL, "container \"%s\": %s", id,
+                          perr.msg ? perr.msg : "invalid state.json");
+      free (perr.msg);
+      return r;
+    }
+  st->id = brig_steal_ptr (s->id);
+  st->bundle = brig_steal_ptr (s->bundle);
+  st->rootfs = brig_steal_ptr (s->rootfs);
+  st->created = brig_steal_ptr (s->created);
+  st->owner = brig_steal_ptr (s->owner);
+  st->annotations = brig_steal_ptr (s->annotations);
+  st->cgroup_manager = brig_steal_ptr (s->cgroup_manager);
+  st->cgroup_path = brig_steal_ptr (s->cgroup_path);
+  st->pid = (pid_t) s->pid;
+  st->pid_start_time = s->pid_start_time;
+  st->systemd_cgroup = s->systemd_cgroup;
+  st->rootless = s->rootless;
+  st->new_pidns = s->new_pidns;
+  oci_free (&oci_brig_state_type, s);
+  return 0;
+}
+
+int
+brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time)
+{
+  char path[64], buf[1024];
+  _cleanup_close_ int fd = -1;
+  char *p;
+  ssize_t n;
+
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return n < 0 ? -errno : -EIO;
+  buf[n] = '\0';
+  /* The command name may hold spaces and parentheses: skip to the last ')'. */
+  p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ' || p[2] == '\0')
+    return -EIO;
+  p += 2;
+  if (state)
+    *state = *p;
+  /* Fields after ") " start at 3 (state); starttime is field 22. */
+  for (int field = 3; field < 22 && p; field++)
+    {
+      p = strchr (p, ' ');
+      if (p)
+        p++;
+    }
+  if (p == NULL)
+    return -EIO;
+  if (start_time)
+    *start_time = strtoull (p, NULL, 10);
+  return 0;
+}
+
+/* True when pid is alive (not a zombie) and started at start_time. */
+static bool
+pid_matches (pid_t pid, unsigned long long start_time)
+{
+  unsigned long long t = 0;
+  char s = 0;
+
+  if (pid <= 0 || brig_proc_stat (pid, &s, &t) < 0)
+    return false;
+  if (s == 'Z' || s == 'X' || s == 'x')
+    return false;
+  return start_time == 0 || t == start_time;
+}
+
+static bool
+is_frozen (const struct brig_state_file *st)
+{
+  brig_cgroup *cg = NULL;
+  int r;
+
+  if (st->cgroup_manager == NULL || st->cgroup_path == NULL)
+    return false;
+  if (brig_cgroup_load (st->cgroup_manager, st->cgroup_path, &cg, NULL) < 0)
+    return false;
+  r = brig_cgroup_is_frozen (cg);
+  brig_cgroup_free (cg);
+  return r > 0;
+}
+
+void
+brig_container_refresh (brig_container *c)
+{
+  if (c->pidfd >= 0)
+    {
+      close (c->pidfd);
+      c->pidfd = -1;
+    }
+  if (c->st.id == NULL)
+    {
+      c->status = BRIG_STATUS_CREATING;
+      return;
+    }
+  if (!pid_matches (c->st.pid, c->st.pid_start_time))
+    {
+      c->status = BRIG_STATUS_STOPPED;
+      return;
+    }
+  c->pidfd = (int) syscall (SYS_pidfd_open, c->st.pid, 0);
+  /* The pid could have been recycled between the check and pidfd_open: check
+   * again now that the pidfd pins the process. */
+  if (c->pidfd < 0 || !pid_matches (c->st.pid, c->st.pid_start_time))
+    {
+      if (c->pidfd >= 0)
+        close (c->pidfd);
+      c->pidfd = -1;
+      c->status = BRIG_STATUS_STOPPED;
+      return;
+    }
+  if (faccessat (c->dirfd, BRIG_EXEC_SOCKET, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    c->status = BRIG_STATUS_CREATED;
+  else if (is_frozen (&c->st))
+    c->status = BRIG_STATUS_PAUSED;
+  else
+    c->status = BRIG_STATUS_RUNNING;
+}
+
+int
+brig_container_load (const struct brig_context *ctx, const char *id, enum brig_lock lock,
+                     brig_container **out, brig_error *err)
+{
+  _cleanup_close_ int rootfd = -1;
+  _cleanup_container_ brig_container *c = NULL;
+  int r;
+
+  if (brig_state_check_id (id, NULL) < 0)
+    return not_exist (err, id ? id : "");
+  rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (rootfd < 0)
+    {
+      if (errno == ENOENT)
+        return not_exist (err, id);
+      return brig_error_errno (err, "open state root %s", ctx->state_root);
+    }
+  c = xmalloc0 (sizeof *c);
+  c->pidfd = -1;
+  c->id = xstrdup (id);
+  c->dirfd = openat (rootfd, id, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0)
+    {
+      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+        return not_exist (err, id);
+      return brig_error_errno (err, "open state directory of \"%s\"", id);
+    }
+  r = lock_dir (c->dirfd, lock);
+  if (r < 0)
+    return brig_error_set (err, -r, "lock state directory of \"%s\"", id);
+  if (lock != BRIG_LOCK_NONE && dir_unlinked (c->dirfd))
+    return not_exist (err, id);
+
+  r = state_read (c->dirfd, id, &c->st, err);
+  if (r == -ENOENT)
+    {
+      brig_error_clear (err);
+      /* No state.json: a create in progress holds the lock; with the lock
+       * free it is what a killed create left behind, which only delete
+       * can act on (status stopped, no pid). */
+      if (lock == BRIG_LOCK_NONE && flock (c->dirfd, LOCK_SH | LOCK_NB) < 0)
+        c->status = BRIG_STATUS_CREATING;
+      else
+        {
+          if (lock == BRIG_LOCK_NONE)
+            flock (c->dirfd, LOCK_UN);
+          if (dir_unlinked (c->dirfd))
+            return not_exist (err, id);
+          c->st.id = xstrdup (id);
+          c->st.bundle = xstrdup ("");
+          c->status = BRIG_STATUS_STOPPED;
+        }
+      *out = brig_steal_ptr (c);
+      return 0;
+    }
+  if (r < 0)
+    return r;
+  brig_container_refresh (c);
+  /* No pid yet: create wrote its first state (so that the cgroup of a
+   * killed create can still be found) and holds the lock until the init
+   * exists. */
+  if (c->st.pid <= 0 && lock == BRIG_LOCK_NONE)
+    {
+      if (flock (c->dirfd, LOCK_SH | LOCK_NB) < 0)
+        c->status = BRIG_STATUS_CREATING;
+      else
+        flock (c->dirfd, LOCK_UN);
+    }
+  *out = brig_steal_ptr (c);
+  return 0;
+}
+
+void
+brig_container_free (brig_container *c)
+{
+  if (c == NULL)
+    return;
+  if (c->dirfd >= 0)
+    close (c->dirfd);
+  if (c->pidfd >= 0)
+    close (c->pidfd);
+  brig_state_file_clear (&c->st);
+  free (c->id);
+  free (c);
+}
+
+void
+brig_container_freep (brig_container **c)
+{
+  brig_container_free (*c);
+}
+
+oci_state *
+brig_container_oci_state (const brig_container *c, int status)
+{
+  oci_state *s = xmalloc0 (sizeof *s);
+  enum brig_status st = status >= 0 ? (enum brig_status) status : c->status;
+
+  s->oci_version = xstrdup (OCI_VERSION);
+  s->id = xstrdup (c->id);
+  s->status = xstrdup (brig_status_name (st));
+  /* A stopped container has no process (runc prints 0). */
+  s->pid = st == BRIG_STATUS_STOPPED ? 0 : c->st.pid;
+  s->has_pid = true;
+  s->bundle = xstrdup (c->st.bundle ? c->st.bundle : "");
+  s->rootfs = xstrdup (c->st.rootfs ? c->st.rootfs : "");
+  s->created = xstrdup (c->st.created ? c->st.created : "");
+  s->owner = xstrdup (c->st.owner ? c->st.owner : "");
+  if (c->st.annotations && c->st.annotations->len > 0)
+    s->annotations = map_dup (c->st.annotations);
+  return s;
+}
+
+char *
+brig_container_state_json (const brig_container *c, int status, bool pretty)
+{
+  oci_state *s = brig_container_oci_state (c, status);
+  char *json = oci_generate (&oci_state_type, s, pretty, NULL);
+  oci_free (&oci_state_type, s);
+  return json;
+}
+
+int
+brig_container_config (const brig_container *c, oci_config **cfg, brig_error *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  oci_error perr = { NULL };
+  size_t len;
+  int r;
+
+  r = brig_read_file_at (c->dirfd, "config.json", &buf, &len, err);
+  if (r < 0)
+    return brig_error_wrap (err, "container \"%s\"", c->id);
+  *cfg = oci_config_parse_data (buf, len, "config.json", &perr);
+  if (*cfg == NULL)
+    {
+      r = brig_error_set (err, EINVAL, "container \"%s\": %s", c->id,
+                          perr.msg ? perr.msg : "invalid config.json");
+      free (perr.msg);
+      return r;
+    }
+  return 0;
+}
+
+int
+brig_container_signal (brig_container *c, int sig, brig_error *err)
+{
+  if (c->pidfd < 0)
+    brig_container_refresh (c);
+  if (c->pidfd < 0)
+    return brig_error_set (err, ESRCH, "container not running");
+  if (syscall (SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0) < 0)
+    {
+      if (errno == ESRCH)
+        return brig_error_set (err, ESRCH, "container not running");
+      return brig_error_errno (err, "kill container \"%s\" (pid %d)", c->id, (int) c->st.pid);
+    }
+  return 0;
+}
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+int
+brig_state_list (const struct brig_context *ctx, char ***ids, brig_error *err)
+{
+  _cleanup_closedir_ DIR *d = NULL;
+  struct dirent *de;
+  char **v = NULL;
+  size_t n = 0;
+
+  d = opendir (ctx->state_root);
+  if (d == NULL)
+    {
+      if (errno != ENOENT)
+        return brig_error_errno (err, "open state root %s", ctx->state_root);
+      *ids = xmalloc0 (sizeof (char *));
+      return 0;
+    }
+  v = xmalloc0 (sizeof (char *));
+  while ((de = readdir (d)) != NULL)
+    {
+      if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+        continue;
+      if (brig_state_check_id (de->d_name, NULL) < 0)
+        continue;
+      v = xrealloc (v, (n + 2) * sizeof (char *));
+      v[n++] = xstrdup (de->d_name);
+      v[n] = NULL;
+    }
+  qsort (v, n, sizeof (char *), cmp_str);
+  *ids = v;
+  return 0;
+}
+
+int
+brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, brig_error *err)
+{
+  _cleanup_close_ int rootfd = -1;
+  _cleanup_closedir_ DIR *d = NULL;
+  struct dirent *de;
+  int fd;
+
+  fd = openat (dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    d = fdopendir (fd);
+  if (d)
+    while ((de = readdir (d)) != NULL)
+      {
+        if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+          continue;
+        if (unlinkat (dirfd, de->d_name, 0) < 0 && errno == EISDIR)
+          unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
+      }
+  rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (rootfd < 0)
+    return brig_error_errno (err, "open state root %s", ctx->state_root);
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return brig_error_errno (err, "remove state directory %s/%s", ctx->state_root, id);
+  return 0;
+}
+
+char *
+brig_state_now (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char base[32];
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", base, ts.tv_nsec);
+}

@@ -1,0 +1,133 @@
+/* The state store: one directory per container under --root.
+ *
+ *   ROOT/ID/            created with mkdir(2): the atomic claim of the id
+ *   ROOT/ID/state.json  what brig recorded at create (write + rename)
+ *   ROOT/ID/config.json the bundle's config.json as parsed at create (exec
+ *                       takes its defaults from it, delete its poststop hooks)
+ *   ROOT/ID/exec.sock   present while the init waits for `start`: a
+ *                       listening AF_UNIX socket of the init; start connects,
+ *                       the init answers with an error (startContainer hook
+ *                       failed) or closes it by execve (started)
+ *
+ * Every command that changes a container holds flock(2) on ROOT/ID. The status
+ * is always derived from live facts: the init's pid alive with the recorded
+ * start time (/proc/PID/stat field 22, not a zombie), the exec socket (created),
+ * the cgroup freezer (paused); never read from the file. */
+#ifndef BRIG_STATE_H
+#define BRIG_STATE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "context.h"
+#include "error.h"
+#include "ocispec.h"
+
+/* The file whose presence means "created" (see above). */
+#define BRIG_EXEC_SOCKET "exec.sock"
+
+enum brig_status {
+  BRIG_STATUS_CREATING,
+  BRIG_STATUS_CREATED,
+  BRIG_STATUS_RUNNING,
+  BRIG_STATUS_PAUSED,
+  BRIG_STATUS_STOPPED,
+};
+
+enum brig_lock { BRIG_LOCK_NONE, BRIG_LOCK_SHARED, BRIG_LOCK_EXCLUSIVE };
+
+/* What state.json records (all strings malloc'd, NULL when absent). */
+struct brig_state_file {
+  char *id;
+  char *bundle;            /* absolute bundle path */
+  char *rootfs;            /* absolute root.path */
+  pid_t pid;               /* host pid of the init (0 before it exists) */
+  unsigned long long pid_start_time; /* /proc/PID/stat starttime of pid */
+  char *created;           /* RFC 3339 with nanoseconds, UTC */
+  char *owner;             /* "" for root, else the user name (as runc) */
+  oci_map *annotations;    /* config.json annotations, may be NULL */
+  char *cgroup_manager;    /* brig_cgroup_manager_name() */
+  char *cgroup_path;       /* brig_cgroup_path() */
+  bool systemd_cgroup;     /* created with --systemd-cgroup */
+  bool rootless;           /* created in rootless mode */
+  bool new_pidns;          /* the container has its own pid namespace */
+};
+
+/* One container, as loaded by brig_container_load. */
+typedef struct brig_container {
+  char *id;
+  int dirfd;                /* ROOT/ID, O_DIRECTORY; holds the flock if any */
+  struct brig_state_file st;/* zeroed while status is creating */
+  enum brig_status status;  /* from live facts, see brig_container_refresh */
+  int pidfd;                /* pidfd of the live init, else -1 */
+} brig_container;
+
+/* Check a container id: non-empty, [A-Za-z0-9_+.-], not "." or "..". */
+int brig_state_check_id (const char *id, brig_error *err);
+
+/* Open (creating it when create is true, mode 0700) the state root; *fd is
+ * an O_DIRECTORY|O_CLOEXEC fd. */
+int brig_state_root_open (const struct brig_context *ctx, bool create, int *fd,
+                          brig_error *err);
+
+/* Load container id with the given lock held (blocking) and its live status.
+ * A missing container fails with -ENOENT and `container "ID" does not exist`. */
+int brig_container_load (const struct brig_context *ctx, const char *id,
+                         enum brig_lock lock, brig_container **out, brig_error *err);
+
+/* Recompute c->status (and c->pidfd) from the live facts. */
+void brig_container_refresh (brig_container *c);
+
+/* Release c: closes its fds (dropping the lock) and frees everything. */
+void brig_container_free (brig_container *c);
+void brig_container_freep (brig_container **c);
+#define _cleanup_container_ __attribute__ ((cleanup (brig_container_freep)))
+
+/* "creating", "created", "running", "paused", "stopped". */
+const char *brig_status_name (enum brig_status s);
+
+/* The OCI state of c as JSON (what `brig state` prints and hooks read on
+ * stdin): ociVersion, id, pid (0 when stopped), status, bundle, rootfs,
+ * created, owner, annotations. status overrides c->status when >= 0.
+ * Returns malloc'd JSON or NULL on ENOMEM. */
+char *brig_container_state_json (const brig_container *c, int status, bool pretty);
+
+/* Fill an oci_state (caller frees with oci_free(&oci_state_type, ...)). */
+oci_state *brig_container_oci_state (const brig_container *c, int status);
+
+/* Parse the config.json saved in c's state directory. */
+int brig_container_config (const brig_container *c, oci_config **cfg, brig_error *err);
+
+/* Send sig to c's init if it is alive (via its pidfd, so a recycled pid is
+ * never signalled); -ESRCH when it is not running. */
+int brig_container_signal (brig_container *c, int sig, brig_error *err);
+
+/* List the ids under the state root (malloc'd NULL-terminated vector,
+ * sorted); an absent root is an empty list. */
+int brig_state_list (const struct brig_context *ctx, char ***ids, brig_error *err);
+
+/* ---- used by create/delete ---- */
+
+/* Claim ROOT/ID: mkdir it (EEXIST: `container "ID" already exists`), open it
+ * and take the exclusive lock. *dirfd receives the locked directory. */
+int brig_state_claim (const struct brig_context *ctx, const char *id, int *dirfd,
+                      brig_error *err);
+
+/* Write state.json in dirfd (write + rename). */
+int brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err);
+
+/* Remove ROOT/ID and everything in it (dirfd is that directory). */
+int brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd,
+                       brig_error *err);
+
+/* Free the strings of st (not st itself). */
+void brig_state_file_clear (struct brig_state_file *st);
+
+/* Current time as RFC 3339 with nanoseconds (malloc'd). */
+char *brig_state_now (void);
+
+/* Read state ('R', 'S', 'Z', ...) and start time of pid from /proc/PID/stat;
+ * 0 or -errno. */
+int brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time);
+
+#endif

@@ -1,0 +1,138 @@
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sync.h"
+#include "utils.h"
+
+struct wire_header {
+  uint32_t type;
+  int32_t code;
+};
+
+/* Room for a state JSON with large annotations; bigger payloads are cut. */
+#define SYNC_MAX (256 * 1024)
+
+int
+brig_sync_send (int sock, uint32_t type, int32_t code, const void *data, size_t len, int fd)
+{
+  struct wire_header h = { type, code };
+  struct iovec iov[2] = { { &h, sizeof h }, { (void *) data, data ? len : 0 } };
+  union {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+  if (iov[1].iov_len > SYNC_MAX)
+    iov[1].iov_len = SYNC_MAX;
+  if (fd >= 0)
+    {
+      struct cmsghdr *c;
+      memset (&u, 0, sizeof u);
+      mh.msg_control = u.buf;
+      mh.msg_controllen = sizeof u.buf;
+      c = CMSG_FIRSTHDR (&mh);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (c), &fd, sizeof (int));
+    }
+  for (;;)
+    {
+      if (sendmsg (sock, &mh, MSG_NOSIGNAL) >= 0)
+        return 0;
+      if (errno != EINTR)
+        return -errno;
+    }
+}
+
+void
+brig_sync_send_error (int sock, const brig_error *err)
+{
+  const char *m = err && err->msg ? err->msg : "unknown error";
+  brig_sync_send (sock, BRIG_SYNC_ERROR, err ? err->code : 0, m, strlen (m), -1);
+}
+
+void
+brig_sync_msg_clear (struct brig_sync_msg *msg)
+{
+  free (msg->data);
+  msg->data = NULL;
+  if (msg->fd >= 0)
+    close (msg->fd);
+  msg->fd = -1;
+}
+
+int
+brig_sync_recv (int sock, struct brig_sync_msg *msg)
+{
+  struct wire_header h;
+  struct iovec iov[2] = { { &h, sizeof h }, { NULL, 0 } };
+  union {
+    char b[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 1 };
+  ssize_t n;
+
+  msg->data = NULL;
+  msg->fd = -1;
+  /* Peek at the packet's size first: buffers fit the message, no large
+   * allocation for the many tiny ones. */
+  do
+    n = recvmsg (sock, &mh, MSG_PEEK | MSG_TRUNC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  if (n == 0 || (size_t) n < sizeof h)
+    return -EPIPE;
+  msg->len = (size_t) n - sizeof h;
+  msg->data = xmalloc0 (msg->len + 1);
+  iov[1].iov_base = msg->data;
+  iov[1].iov_len = msg->len;
+  mh = (struct msghdr) { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b,
+                         .msg_controllen = sizeof u.b };
+  do
+    n = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 || (size_t) n < sizeof h)
+    {
+      int e = n < 0 ? errno : EPIPE;
+      free (msg->data);
+      msg->data = NULL;
+      return -e;
+    }
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&mh); c; c = CMSG_NXTHDR (&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      memcpy (&msg->fd, CMSG_DATA (c), sizeof (int));
+  msg->type = h.type;
+  msg->code = h.code;
+  msg->len = (size_t) n - sizeof h;
+  msg->data[msg->len] = '\0';
+  return 0;
+}
+
+int
+brig_sync_expect (int sock, uint32_t type, struct brig_sync_msg *msg, brig_error *err)
+{
+  int r = brig_sync_recv (sock, msg);
+  if (r < 0)
+    return brig_error_set (err, r == -EPIPE ? 0 : -r, "container init exited unexpectedly");
+  if (msg->type == BRIG_SYNC_ERROR)
+    {
+      r = brig_error_set_raw (err, msg->code, msg->data);
+      brig_sync_msg_clear (msg);
+      return r;
+    }
+  if (msg->type != type)
+    {
+      r = brig_error_set (err, EPROTO, "container init: unexpected message %u (wanted %u)",
+                          msg->type, type);
+      brig_sync_msg_clear (msg);
+      return r;
+    }
+  return 0;
+}

@@ -1,0 +1,51 @@
+/* The parent/child protocol of create: one SOCK_SEQPACKET socketpair, one
+ * message per packet ({type, code, len} + data, optionally one fd with
+ * SCM_RIGHTS). Errors of the child travel as SYNC_ERROR messages and become
+ * the create error verbatim. */
+#ifndef BRIG_SYNC_H
+#define BRIG_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+enum brig_sync_type {
+  BRIG_SYNC_USERNS = 1,   /* C->P: user ns unshared, write the id maps of pid */
+  BRIG_SYNC_USERNS_DONE,  /* P->C: maps written */
+  BRIG_SYNC_INIT_PID,     /* C->P: the init was forked; data: its pid (host) */
+  BRIG_SYNC_GO,           /* P->C: cgroup joined, maps written: go on (sent
+                             once more to a forked init, once its pid is
+                             known) */
+  BRIG_SYNC_HOOKS,        /* C->P: rootfs prepared: run prestart/createRuntime */
+  BRIG_SYNC_HOOKS_DONE,   /* P->C: data: the state JSON for createContainer */
+  BRIG_SYNC_READY,        /* C->P: set up, waiting to exec; fd: seccomp notify */
+  BRIG_SYNC_ERROR,        /* C->P: code: errno, data: message */
+};
+
+struct brig_sync_msg {
+  uint32_t type;
+  int32_t code;
+  char *data;     /* malloc'd, NUL-terminated (len bytes before the NUL) */
+  size_t len;
+  int fd;         /* received fd or -1 */
+};
+
+/* Send one message (data may be NULL; fd < 0: none). 0 or -errno. */
+int brig_sync_send (int sock, uint32_t type, int32_t code, const void *data, size_t len,
+                    int fd);
+
+/* Send a SYNC_ERROR with err's message and code. */
+void brig_sync_send_error (int sock, const brig_error *err);
+
+/* Receive one message; EOF is -EPIPE. */
+int brig_sync_recv (int sock, struct brig_sync_msg *msg);
+
+/* Receive a message of the given type. A SYNC_ERROR becomes the error (its
+ * message verbatim); EOF or another type is "container init exited". */
+int brig_sync_expect (int sock, uint32_t type, struct brig_sync_msg *msg, brig_error *err);
+
+/* Free msg's data and close its fd. */
+void brig_sync_msg_clear (struct brig_sync_msg *msg);
+
+#endif

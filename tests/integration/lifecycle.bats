@@ -1,0 +1,441 @@
+#!/usr/bin/env bats
+# The container state machine: create -> created -> start -> running ->
+# (process exits) -> stopped -> delete -> gone, and every command in every
+# state, with runc's exit codes and the error texts callers match on.
+# Covers any cgroup mode (containers go under the test cgroup parent).
+
+load helpers
+
+setup() {
+	requires root command:create command:start command:state command:delete
+	setup_bundle
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# expect_no_such_container ID: $output of a failed command names the
+# missing container (brig: `container "ID" does not exist`; runc 1.1 omits
+# the id).
+expect_no_such_container() {
+	if is_brig; then
+		assert_contains "$output" "container \"$1\" does not exist"
+	else
+		assert_contains "$output" "does not exist"
+	fi
+}
+
+@test "lifecycle: create, start, exit, delete walks the state machine" {
+	# The process waits on a fifo in the rootfs so the test decides when it exits.
+	mkfifo "$BUNDLE/rootfs/dev-gate"
+	update_config '.process.args = ["sh", "-c", "read x < /dev-gate; exit 0"]'
+	create_container ctr
+
+	run brig state ctr
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e . >/dev/null
+	[ "$(jq -r .status <<<"$output")" = created ]
+	[ "$(jq -r .id <<<"$output")" = ctr ]
+	local pid
+	pid="$(jq -r .pid <<<"$output")"
+	[ "$pid" -gt 0 ]
+	process_alive "$pid"
+	[ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+	[ "$(jq -r .rootfs <<<"$output")" = "$BUNDLE/rootfs" ]
+	# created: RFC 3339 with nanoseconds, UTC
+	[[ "$(jq -r .created <<<"$output")" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$ ]]
+	[ -n "$(jq -r .ociVersion <<<"$output")" ]
+	if is_brig; then
+		[ "$(jq -r .ociVersion <<<"$output")" = 1.3.0 ]
+	fi
+	# The init is blocked before the user process: it does not run it yet.
+	! grep -q 'dev-gate' "/proc/$pid/cmdline" || false
+
+	run brig start ctr
+	[ "$status" -eq 0 ]
+	wait_for_status ctr running
+	[ "$(brig state ctr | jq -r .pid)" = "$pid" ]
+	# Now the user process runs as the init.
+	grep -q 'dev-gate' "/proc/$pid/cmdline"
+
+	echo go >"$BUNDLE/rootfs/dev-gate"
+	wait_for_status ctr stopped
+	! process_alive "$pid" || false
+
+	run brig delete ctr
+	[ "$status" -eq 0 ]
+	run brig state ctr
+	[ "$status" -eq 1 ]
+	expect_no_such_container ctr
+	assert_no_leftovers
+}
+
+@test "lifecycle: start twice fails, the container keeps running" {
+	update_config '.process.args = ["sleep", "100"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr running
+	run brig start ctr
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "running"
+	[ "$(brig state ctr | jq -r .status)" = running ]
+}
+
+@test "lifecycle: start on a stopped container fails" {
+	update_config '.process.args = ["true"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr stopped
+	run brig start ctr
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "stopped"
+	[ "$(brig state ctr | jq -r .status)" = stopped ]
+}
+
+@test "lifecycle: state of a stopped container reports pid 0" {
+	update_config '.process.args = ["true"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr stopped
+	run brig state ctr
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .pid <<<"$output")" = 0 ]
+	[ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+}
+
+@test "lifecycle: kill a stopped container fails with 'not running'" {
+	requires command:kill
+	update_config '.process.args = ["true"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr stopped
+	run brig kill ctr KILL
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "not running"
+	run brig kill ctr
+	[ "$status" -eq 1 ]
+}
+
+@test "lifecycle: kill a created container stops it" {
+	requires command:kill
+	update_config '.process.args = ["sleep", "100"]'
+	create_container ctr
+	local pid
+	pid="$(brig state ctr | jq -r .pid)"
+	run brig kill ctr KILL
+	[ "$status" -eq 0 ]
+	wait_for_status ctr stopped
+	! process_alive "$pid" || false
+	brig delete ctr
+	assert_no_leftovers
+}
+
+@test "lifecycle: delete a running container fails without --force, works with it" {
+	update_config '.process.args = ["sleep", "100"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr running
+	local pid
+	pid="$(brig state ctr | jq -r .pid)"
+
+	run brig delete ctr
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "running"
+	process_alive "$pid"
+	[ "$(brig state ctr | jq -r .status)" = running ]
+
+	run brig delete --force ctr
+	[ "$status" -eq 0 ]
+	! process_alive "$pid" || false
+	run brig state ctr
+	[ "$status" -eq 1 ]
+	expect_no_such_container ctr
+	assert_no_leftovers
+}
+
+@test "lifecycle: delete -f works too and on a stopped container" {
+	update_config '.process.args = ["true"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr stopped
+	run brig delete -f ctr
+	[ "$status" -eq 0 ]
+	assert_no_leftovers
+}
+
+@test "lifecycle: delete a created container kills its init" {
+	update_config '.process.args = ["sleep", "100"]'
+	create_container ctr
+	local pid
+	pid="$(brig state ctr | jq -r .pid)"
+	process_alive "$pid"
+	run brig delete ctr
+	[ "$status" -eq 0 ]
+	! process_alive "$pid" || false
+	run brig state ctr
+	[ "$status" -eq 1 ]
+	assert_no_leftovers
+}
+
+@test "lifecycle: every command on a missing container fails naming it" {
+	requires command:kill
+	local cmd
+	for cmd in "start" "state" "kill" "delete"; do
+		run brig $cmd nosuch
+		echo "$cmd: $status $output"
+		[ "$status" -eq 1 ]
+		expect_no_such_container nosuch
+	done
+	# delete --force of a missing container: runc reports nothing and succeeds.
+	run brig delete --force nosuch
+	[ "$status" -eq 0 ]
+}
+
+@test "lifecycle: kill accepts signal names and numbers" {
+	requires command:kill command:run
+	# sh as pid 1 gets TERM only with a handler; it signals readiness after
+	# installing it.
+	update_config '.process.args = ["sh", "-c", "trap \"exit 0\" TERM; touch /ready; while :; do sleep 0.05; done"]'
+	local sig i
+	for sig in KILL SIGKILL 9 TERM SIGTERM 15; do
+		rm -f "$BUNDLE/rootfs/ready"
+		run_detached "c$sig"
+		for i in $(seq 100); do [ -e "$BUNDLE/rootfs/ready" ] && break; sleep 0.05; done
+		run brig kill "c$sig" "$sig"
+		echo "kill $sig: $status $output"
+		[ "$status" -eq 0 ]
+		wait_for_status "c$sig" stopped
+		brig delete "c$sig"
+	done
+	assert_no_leftovers
+}
+
+@test "lifecycle: kill delivers the signal the process sees" {
+	requires command:kill command:run
+	# The shell as pid 1 ignores signals it has no handler for, so trap USR1.
+	update_config '.process.args = ["sh", "-c", "trap \"echo got-usr1 > /usr1; exit 7\" USR1; echo ready > /ready; while :; do sleep 0.05; done"]'
+	run_detached ctr
+	local i
+	for i in $(seq 100); do [ -e "$BUNDLE/rootfs/ready" ] && break; sleep 0.05; done
+	run brig kill ctr USR1
+	[ "$status" -eq 0 ]
+	wait_for_status ctr stopped
+	[ "$(cat "$BUNDLE/rootfs/usr1")" = got-usr1 ]
+}
+
+@test "lifecycle: kill without a signal sends SIGTERM" {
+	requires command:kill command:run
+	update_config '.process.args = ["sh", "-c", "trap \"echo got-term > /term; exit 0\" TERM; echo ready > /ready; while :; do sleep 0.05; done"]'
+	run_detached ctr
+	local i
+	for i in $(seq 100); do [ -e "$BUNDLE/rootfs/ready" ] && break; sleep 0.05; done
+	run brig kill ctr
+	[ "$status" -eq 0 ]
+	wait_for_status ctr stopped
+	[ "$(cat "$BUNDLE/rootfs/term")" = got-term ]
+}
+
+@test "lifecycle: kill with an unknown signal fails and names it" {
+	requires command:kill command:run
+	update_config '.process.args = ["sleep", "100"]'
+	run_detached ctr
+	local sig
+	for sig in FOO SIGFOO; do
+		run brig kill ctr "$sig"
+		[ "$status" -eq 1 ]
+		assert_contains "$output" "$sig"
+	done
+	[ "$(brig state ctr | jq -r .status)" = running ]
+}
+
+@test "lifecycle: run exits with the container's status" {
+	requires command:run
+	local code
+	for code in 0 1 42 255; do
+		update_config ".process.args = [\"sh\", \"-c\", \"exit $code\"]"
+		run brig run "r$code"
+		echo "exit $code -> $status: $output"
+		[ "$status" -eq "$code" ]
+		# Without --keep the container is gone.
+		run brig state "r$code"
+		[ "$status" -eq 1 ]
+	done
+	assert_no_leftovers
+}
+
+@test "lifecycle: run passes stdio through and runs the process" {
+	requires command:run
+	update_config '.process.args = ["sh", "-c", "echo out-$(hostname); echo err >&2; read x; echo in-$x"]'
+	run bash -c "echo hello | \"$RUNTIME\" --root \"$ROOT\" run ctr"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "out-brig"
+	assert_contains "$output" "err"
+	assert_contains "$output" "in-hello"
+}
+
+@test "lifecycle: run exits with 128+signal when the container is killed" {
+	requires command:run command:kill
+	update_config '.process.args = ["sleep", "100"]'
+	local rc=0
+	brig run ctr </dev/null >"$BUNDLE/run.out" 2>&1 &
+	local runpid=$!
+	wait_for_status ctr running
+	brig kill ctr KILL
+	wait "$runpid" || rc=$?
+	[ "$rc" -eq 137 ]
+	assert_no_leftovers
+}
+
+@test "lifecycle: run exits 128+15 when the process dies of SIGTERM" {
+	requires command:run command:kill
+	# Without a pid namespace the process is not an init, so SIGTERM (no
+	# handler) kills it instead of being ignored.
+	update_config '.process.args = ["sleep", "100"] | .linux.namespaces -= [{"type": "pid"}]'
+	local rc=0
+	brig run ctr </dev/null >"$BUNDLE/run.out" 2>&1 &
+	local runpid=$!
+	wait_for_status ctr running
+	brig kill ctr TERM
+	wait "$runpid" || rc=$?
+	[ "$rc" -eq 143 ]
+}
+
+@test "lifecycle: run --detach leaves the container running" {
+	requires command:run
+	update_config '.process.args = ["sleep", "100"]'
+	run_detached ctr
+	[ "$(brig state ctr | jq -r .status)" = running ]
+	run_detached ctr2 --pid-file "$BUNDLE/ctr2.pid"
+	[ "$(brig state ctr2 | jq -r .status)" = running ]
+	[ "$(cat "$BUNDLE/ctr2.pid")" = "$(brig state ctr2 | jq -r .pid)" ]
+}
+
+@test "lifecycle: run --keep keeps the stopped container" {
+	requires command:run
+	update_config '.process.args = ["sh", "-c", "exit 3"]'
+	run brig run --keep ctr
+	[ "$status" -eq 3 ]
+	run brig state ctr
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .status <<<"$output")" = stopped ]
+	brig delete ctr
+	assert_no_leftovers
+}
+
+@test "lifecycle: --pid-file absolute and relative paths hold the init pid" {
+	update_config '.process.args = ["sleep", "100"]'
+	create_container ctr --pid-file "$BUNDLE/abs.pid"
+	[ "$(cat "$BUNDLE/abs.pid")" = "$(brig state ctr | jq -r .pid)" ]
+	# no trailing newline, like runc
+	[ "$(wc -l <"$BUNDLE/abs.pid")" -eq 0 ]
+
+	mkdir -p "$BUNDLE/sub"
+	cd "$BUNDLE/sub"
+	create_container ctr2 --bundle "$BUNDLE" --pid-file rel.pid
+	[ -f "$BUNDLE/sub/rel.pid" ]
+	[ "$(cat "$BUNDLE/sub/rel.pid")" = "$(brig state ctr2 | jq -r .pid)" ]
+}
+
+@test "lifecycle: create without --bundle uses the current directory" {
+	update_config '.process.args = ["sleep", "100"]'
+	cd "$BUNDLE"
+	create_container ctr
+	[ "$(brig state ctr | jq -r .bundle)" = "$BUNDLE" ]
+}
+
+@test "lifecycle: --bundle and -b accept relative paths, state shows them absolute" {
+	update_config '.process.args = ["sleep", "100"]'
+	cd "$(dirname "$BUNDLE")"
+	set_cgroup_path ctr
+	create_container ctr --bundle "$(basename "$BUNDLE")"
+	[ "$(brig state ctr | jq -r .bundle)" = "$BUNDLE" ]
+	[ "$(brig state ctr | jq -r .rootfs)" = "$BUNDLE/rootfs" ]
+	cd /
+	set_cgroup_path ctr2
+	create_container ctr2 -b "${BUNDLE#/}"
+	[ "$(brig state ctr2 | jq -r .bundle)" = "$BUNDLE" ]
+}
+
+@test "lifecycle: annotations are passed through to state" {
+	update_config '.process.args = ["sleep", "100"] | .annotations = {"org.example.key": "value one", "io.brig.test": "2"}'
+	create_container ctr
+	run brig state ctr
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.annotations["org.example.key"]' <<<"$output")" = "value one" ]
+	[ "$(jq -r '.annotations["io.brig.test"]' <<<"$output")" = 2 ]
+}
+
+@test "lifecycle: list -q, table and json show the containers and statuses" {
+	requires command:list command:run
+	update_config '.process.args = ["sleep", "100"]'
+	set_cgroup_path a
+	create_container a
+	set_cgroup_path b
+	run_detached b
+	update_config '.process.args = ["true"]'
+	set_cgroup_path c
+	create_container c
+	brig start c
+	wait_for_status c stopped
+
+	run brig list -q
+	[ "$status" -eq 0 ]
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "a b c " ]
+
+	run brig list
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^ID[[:space:]]+PID[[:space:]]+STATUS[[:space:]]+BUNDLE[[:space:]]+CREATED[[:space:]]+OWNER ]]
+	[ "${#lines[@]}" -eq 4 ]
+	grep -qE "^a +[0-9]+ +created +$BUNDLE " <<<"$output"
+	grep -qE "^b +[0-9]+ +running +$BUNDLE " <<<"$output"
+	grep -qE "^c +0 +stopped +$BUNDLE " <<<"$output"
+
+	run brig list --format json
+	[ "$status" -eq 0 ]
+	python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$output"
+	[ "$(jq -r 'map(.id) | sort | join(",")' <<<"$output")" = a,b,c ]
+	[ "$(jq -r '.[] | select(.id=="a") | .status' <<<"$output")" = created ]
+	[ "$(jq -r '.[] | select(.id=="b") | .status' <<<"$output")" = running ]
+	[ "$(jq -r '.[] | select(.id=="c") | .status' <<<"$output")" = stopped ]
+	[ "$(jq -r '.[] | select(.id=="b") | .pid' <<<"$output")" = "$(brig state b | jq -r .pid)" ]
+	[ "$(jq -r '.[0].bundle' <<<"$output")" = "$BUNDLE" ]
+
+	run brig list -f json
+	[ "$status" -eq 0 ]
+	[ "$(jq length <<<"$output")" -eq 3 ]
+}
+
+@test "lifecycle: list of an empty root prints a header or an empty json array" {
+	requires command:list
+	run brig list -q
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run brig list --format json
+	[ "$status" -eq 0 ]
+	# runc prints null for an empty list; brig prints []
+	[[ "$output" = "[]" || "$output" = "null" ]]
+	run brig list
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "lifecycle: a recycled id works after delete" {
+	update_config '.process.args = ["true"]'
+	create_container ctr
+	brig start ctr
+	wait_for_status ctr stopped
+	brig delete ctr
+	create_container ctr
+	[ "$(brig state ctr | jq -r .status)" = created ]
+	brig delete ctr
+	assert_no_leftovers
+}
+
+@test "lifecycle: the container's process sees its own pid namespace and hostname" {
+	requires command:run
+	update_config '.process.args = ["sh", "-c", "echo pid=$$ host=$(hostname)"]'
+	run brig run ctr
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "pid=1 host=brig"
+}

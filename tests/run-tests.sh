@@ -1,0 +1,198 @@
+#!/bin/bash
+# Run every brig test suite and print one summary. Called by `make check`
+# (tests/Makefile.inc) with:
+#   BRIG        the brig binary under test
+#   UNIT_TESTS  the C unit test programs (TAP), relative to BUILDDIR
+#   BUILDDIR    the build tree, SRCDIR the source tree
+# Optional:
+#   SUITE_TIMEOUT  seconds per suite (default 1200; vm 2700, conformance and
+#                  engines 1800); a hung suite fails
+#   TESTS          only run suites whose name matches this regex
+#                  (e.g. TESTS='lifecycle|errors' make check)
+#   BATS_JOBS      run up to this many bats files at once (default 1)
+#
+# Suites: unit test programs, tests/fuzz/run.sh, tests/vm/run.sh,
+# tests/integration/*.bats (bats --tap), tests/engines/run.sh,
+# tests/conformance/run.sh. Each
+# prints TAP. The LAST line of output is always "N passed, M failed, K skipped";
+# the exit status is 1 when anything failed or a suite crashed or hung.
+set -u
+
+SRCDIR="${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}"
+BUILDDIR="${BUILDDIR:-$SRCDIR}"
+BRIG="${BRIG:-$BUILDDIR/runtime/brig}"
+UNIT_TESTS="${UNIT_TESTS:-}"
+SUITE_TIMEOUT="${SUITE_TIMEOUT:-1200}"
+TESTS="${TESTS:-}"
+BATS_JOBS="${BATS_JOBS:-1}"
+export SRCDIR BUILDDIR BRIG
+
+LOGDIR="$(mktemp -d "${TMPDIR:-/tmp}/brig-check.XXXXXX")"
+trap 'rm -rf "$LOGDIR"' EXIT
+
+total_pass=0 total_fail=0 total_skip=0
+summary=()
+failures=()
+
+selected() {
+	[ -z "$TESTS" ] || [[ "$1" =~ $TESTS ]]
+}
+
+# count_tap SUITE LOG RC: add the TAP results in LOG to the totals. A suite
+# that exits non-zero without reporting a failure, reports fewer results than
+# its plan, or timed out counts one extra failure.
+count_tap() {
+	local name="$1" log="$2" rc="$3"
+	local pass=0 fail=0 skip=0 planned=-1 line
+	while IFS= read -r line; do
+		case "$line" in
+		"not ok "*)
+			if [[ "$line" =~ \#[[:space:]]*(TODO|todo) ]]; then
+				skip=$((skip + 1))
+			else
+				fail=$((fail + 1))
+				failures+=("$name: ${line#not ok }")
+			fi ;;
+		"ok "*)
+			if [[ "$line" =~ \#[[:space:]]*([Ss][Kk][Ii][Pp]|TODO|todo) ]]; then
+				skip=$((skip + 1))
+			else
+				pass=$((pass + 1))
+			fi ;;
+		1..*)
+			[[ "$line" =~ ^1\.\.([0-9]+) ]] && planned="${BASH_REMATCH[1]}" ;;
+		esac
+	done <"$log"
+
+	local note=""
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		fail=$((fail + 1))
+		note=" (timed out after ${LIMIT:-$SUITE_TIMEOUT}s)"
+		failures+=("$name: timed out after ${LIMIT:-$SUITE_TIMEOUT}s")
+	elif [ "$planned" -ge 0 ] && [ $((pass + fail + skip)) -lt "$planned" ]; then
+		note=" (ran $((pass + fail + skip)) of $planned planned tests, exit $rc)"
+		fail=$((fail + 1))
+		failures+=("$name: stopped early$note")
+	elif [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+		fail=$((fail + 1))
+		note=" (exit status $rc without a failed test)"
+		failures+=("$name: crashed$note")
+	fi
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+	summary+=("$(printf '%-36s %4d passed, %d failed, %d skipped%s%s' "$name" "$pass" "$fail" "$skip" \
+		"${DURATION:+ [${DURATION}s]}" "$note")")
+}
+
+# suite_timeout NAME: seconds the suite may run (VMs under TCG and the
+# external suites need longer than the rest).
+suite_timeout() {
+	case "$1" in
+	vm) echo "${VM_SUITE_TIMEOUT:-2700}" ;;
+	conformance|engines) echo "${EXTERNAL_SUITE_TIMEOUT:-1800}" ;;
+	*) echo "$SUITE_TIMEOUT" ;;
+	esac
+}
+
+# run_suite NAME DIR CMD...: run CMD in DIR under the suite's timeout, show
+# its output, and count its results.
+run_suite() {
+	local name="$1" dir="$2" rc log limit
+	shift 2
+	selected "$name" || return 0
+	limit="$(suite_timeout "$name")"
+	log="$LOGDIR/$(printf '%s' "$name" | tr '/ ' '__').log"
+	printf '# ---- %s (%s)\n' "$name" "$(date -u +%H:%M:%S)"
+	local t0=$SECONDS
+	(cd "$dir" && exec timeout -k 30 "$limit" "$@") </dev/null 2>&1 | tee "$log"
+	rc="${PIPESTATUS[0]}"
+	LIMIT="$limit" DURATION=$((SECONDS - t0)) count_tap "$name" "$log" "$rc"
+}
+
+# Bats files may run a few at a time (BATS_JOBS); each writes its own log and
+# results are printed in file order.
+run_bats_files() {
+	local files=() f name i rc
+	for f in "$SRCDIR"/tests/integration/*.bats; do
+		[ -e "$f" ] || continue
+		name="integration/$(basename "$f")"
+		selected "$name" && files+=("$f")
+	done
+	[ "${#files[@]}" -gt 0 ] || return 0
+	if ! command -v bats >/dev/null; then
+		total_fail=$((total_fail + 1))
+		failures+=("integration: bats is not installed (run contrib/install-deps.sh)")
+		summary+=("integration: bats missing")
+		return 0
+	fi
+	if [ "$BATS_JOBS" -le 1 ]; then
+		for f in "${files[@]}"; do
+			run_suite "integration/$(basename "$f")" "$SRCDIR/tests/integration" bats --tap "$f"
+		done
+		return 0
+	fi
+	local pids=() running=0
+	for i in "${!files[@]}"; do
+		f="${files[$i]}"
+		(cd "$SRCDIR/tests/integration" &&
+			timeout -k 30 "$SUITE_TIMEOUT" bats --tap "$f" </dev/null >"$LOGDIR/bats.$i.log" 2>&1
+		 echo $? >"$LOGDIR/bats.$i.rc") &
+		pids+=($!)
+		running=$((running + 1))
+		if [ "$running" -ge "$BATS_JOBS" ]; then
+			wait -n
+			running=$((running - 1))
+		fi
+	done
+	wait
+	for i in "${!files[@]}"; do
+		name="integration/$(basename "${files[$i]}")"
+		printf '# ---- %s\n' "$name"
+		cat "$LOGDIR/bats.$i.log"
+		rc="$(cat "$LOGDIR/bats.$i.rc" 2>/dev/null || echo 1)"
+		count_tap "$name" "$LOGDIR/bats.$i.log" "$rc"
+	done
+}
+
+printf '# brig tests: BRIG=%s\n' "$BRIG"
+if [ ! -x "$BRIG" ]; then
+	echo "# $BRIG is not built"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+
+for t in $UNIT_TESTS; do
+	case "$t" in
+	/*) prog="$t" ;;
+	*) prog="$BUILDDIR/$t" ;;
+	esac
+	run_suite "unit/$(basename "$t")" "$BUILDDIR" "$prog"
+done
+
+for s in fuzz vm; do
+	[ -f "$SRCDIR/tests/$s/run.sh" ] && run_suite "$s" "$BUILDDIR" bash "$SRCDIR/tests/$s/run.sh"
+done
+
+run_bats_files
+
+[ -f "$SRCDIR/tests/engines/run.sh" ] &&
+	run_suite engines "$BUILDDIR" bash "$SRCDIR/tests/engines/run.sh"
+
+[ -f "$SRCDIR/tests/conformance/run.sh" ] &&
+	run_suite conformance "$BUILDDIR" bash "$SRCDIR/tests/conformance/run.sh"
+
+echo
+echo "# ---- summary"
+for s in "${summary[@]}"; do
+	echo "# $s"
+done
+if [ "${#failures[@]}" -gt 0 ]; then
+	echo "# failed:"
+	for s in "${failures[@]}"; do
+		echo "#   $s"
+	done
+fi
+echo "# total time ${SECONDS}s"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ]
