@@ -195,7 +195,7 @@ netns_note="new network namespace"
 echo "# brig lifecycle benchmark: N=$N, /bin/true in a busybox bundle, $netns_note"
 echo "# brig: $BRIG ($("$BRIG" --version | head -n1))"
 echo "# runc: $RUNC ($("$RUNC" --version | head -n1))"
-echo "# host: $(uname -r), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "# host: $(uname -r), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Warm up page cache and both binaries.
 for i in 1 2 3; do
@@ -260,6 +260,7 @@ row rss_create max "create peak RSS (max)" MiB 1024
 row rss_run median "run peak RSS (med)" MiB 1024
 row rss_run max "run peak RSS (max)" MiB 1024
 echo
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# samples: $CSV"
 echo "# summary: $SUMMARY"
 for rt in "${RUNTIMES[@]}"; do

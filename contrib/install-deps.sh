@@ -58,10 +58,14 @@ command -v apt-get >/dev/null || die "apt-get not found: this script supports De
 export DEBIAN_FRONTEND=noninteractive
 
 missing_packages() {
+	# One dpkg-query for all; names it does not know are simply not listed.
+	local -A installed=()
 	local p status
+	while read -r p status; do
+		[ "$status" = installed ] && installed[${p%%:*}]=1
+	done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${PACKAGES[@]}" 2>/dev/null || true)
 	for p in "${PACKAGES[@]}"; do
-		status="$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)"
-		[ "$status" = installed ] || printf '%s\n' "$p"
+		[ -n "${installed[$p]:-}" ] || printf '%s\n' "$p"
 	done
 }
 

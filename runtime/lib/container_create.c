@@ -385,7 +385,7 @@ static int
 spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
 {
   struct brig_init_args a = {
-    .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .exec_fd = exec_fd,
+    .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1 },
     .seccomp = c->seccomp,
   };

@@ -15,6 +15,7 @@ struct brig_init_args {
   const oci_config *cfg;
   const struct brig_create_opts *o;
   const char *rootfs;          /* absolute host path of root.path */
+  const char *bundle;          /* absolute bundle path */
   int sync_fd;                 /* the child's end of the sync socketpair */
   int exec_fd;                 /* listening exec socket, -1 for run */
   int console_fd;              /* console socket or socketpair end, -1 */

@@ -200,7 +200,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   const oci_hooks *h = cfg->hooks;
   struct brig_sync_msg m = { .fd = -1 };
   struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
-                                 .console_fd = -1, .bundle = a->o->bundle,
+                                 .console_fd = -1, .bundle = a->bundle,
                                  .mount_fds = a->mount_fds };
   int r;
 

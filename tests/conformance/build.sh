@@ -23,6 +23,7 @@
 # why in its header). Builds are cached under CACHE_DIR keyed by everything
 # that goes into them.
 
+# shellcheck disable=SC2034 # SUITE_DIR and SKIP_REASON are for run.sh
 RT_TARBALL=golang-github-opencontainers-runtime-tools_0.9.0.109.ge931285.orig.tar.xz
 RT_SHA256=203989a1ea98cf2aaced79155bbda09270b20db19b03376dde91ab12e5e6a0fe
 RT_POOL=pool/main/g/golang-github-opencontainers-runtime-tools
@@ -166,7 +167,7 @@ conformance_build() {
 	# Static programs (CGO_ENABLED=0): runtimetest runs inside the busybox
 	# rootfs.
 	if ! (cd "$src" &&
-		export GOPATH="$gopath:/usr/share/gocode" GO111MODULE=off GOPROXY=off GOFLAGS= \
+		export GOPATH="$gopath:/usr/share/gocode" GO111MODULE=off GOPROXY=off GOFLAGS='' \
 			GOCACHE="$cache/gocache" CGO_ENABLED=0 GOTOOLCHAIN=local &&
 		go build "${overlay_arg[@]}" -trimpath -tags "netgo osusergo" -ldflags "-s -w" \
 			-o "$out.tmp/runtimetest" ./cmd/runtimetest &&

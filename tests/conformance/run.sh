@@ -54,8 +54,10 @@ case "$UNDER_TEST" in /*) ;; *) UNDER_TEST="$PWD/$UNDER_TEST" ;; esac
 for tool in unshare timeout tar gzip sha256sum; do
 	command -v "$tool" >/dev/null || skip_all "$tool is not installed"
 done
-[ -f /bin/busybox ] && dpkg-query -W -f='${db:Status-Status}' busybox-static 2>/dev/null | grep -qx installed ||
+if [ ! -f /bin/busybox ] ||
+	! dpkg-query -W -f='${db:Status-Status}' busybox-static 2>/dev/null | grep -qx installed; then
 	skip_all "busybox-static is not installed (contrib/install-deps.sh)"
+fi
 
 # shellcheck source=build.sh
 . "$HERE/build.sh"
@@ -134,12 +136,34 @@ echo "# runtime under test: $UNDER_TEST"
 echo "# suite: $RT_TARBALL (sha256 $RT_SHA256), built in $SUITE_DIR"
 echo "1..${#tests[@]}"
 
+# Tests whose verdict depends on a race the spec leaves open run up to
+# three times until one passes (each failed run is shown):
+# poststart: the hook and the container process each append a line to one
+#   file and the test wants the process's line first; the spec only says
+#   the hooks run after the process was executed, and under load the
+#   hook's shell can write first.
+RACY="poststart"
+
 # run_test NAME: run validation/NAME in its own work dir; its stdout,
 # stderr and exit status go to $WORK/NAME/{out,err,rc}.
 run_test() {
+	local name="$1" dir="$WORK/$1"
+	mkdir -p "$dir" && touch "$dir/started"
+	run_once "$name"
+	case " $RACY " in
+	*" $name "*)
+		local try
+		for try in 1 2; do
+			[ "$(cat "$dir/rc")" != 0 ] || grep -qE '^(not ok|  error:)' "$dir/out" || break
+			for f in out err rc seconds; do mv "$dir/$f" "$dir/$f.try$try"; done
+			run_once "$name"
+		done ;;
+	esac
+}
+
+run_once() {
 	local name="$1" dir="$WORK/$1" t0=$SECONDS
 	mkdir -p "$dir/tmp" "$dir/root"
-	touch "$dir/started"
 	chmod 0755 "$dir" "$dir/tmp"
 	# Files, not symlinks: the suite copies them into the bundle.
 	ln "$WORK/runtimetest" "$dir/runtimetest"
@@ -167,8 +191,8 @@ run_test() {
 # YAML "error:": some tests report their failure only that way.
 classify() {
 	local dir="$WORK/$1" rc line in_yaml=0
-	local oks=0 skips=0 fails=0 first_fail= first_skip= bad_plan= errors=
-	local s_results=0 s_plan=-1 s_error= s_started=0
+	local oks=0 skips=0 fails=0 first_fail='' first_skip='' bad_plan='' errors=''
+	local s_results=0 s_plan=-1 s_error='' s_started=0
 	rc="$(cat "$dir/rc" 2>/dev/null || echo 1)"
 	end_stream() {
 		[ "$s_started" = 1 ] || return 0
@@ -179,7 +203,7 @@ classify() {
 		elif [ "$s_results" = 0 ] && [ -n "$s_error" ]; then
 			[ -n "$errors" ] || errors="$s_error"
 		fi
-		s_results=0 s_plan=-1 s_error= s_started=0
+		s_results=0 s_plan=-1 s_error='' s_started=0
 	}
 	while IFS= read -r line; do
 		if [ "$in_yaml" = 1 ]; then
@@ -262,8 +286,16 @@ n=0 passed=0 failed=0 skipped=0
 unexpected_passes=()
 # report NAME: print the TAP line for a finished test and count it.
 report() {
-	local name="$1" why="${expected[$1]:-}"
+	local name="$1" why="${expected[$1]:-}" try f
 	n=$((n + 1))
+	for try in 1 2; do
+		[ -f "$WORK/$name/out.try$try" ] || break
+		mkdir -p "$WORK/$name.try$try"
+		for f in out err rc; do cp "$WORK/$name/$f.try$try" "$WORK/$name.try$try/$f"; done
+		classify "$name.try$try"
+		echo "# validation/$name: run $try: $RESULT ($REASON); run again (racy test)"
+		rm -rf "${WORK:?}/$name.try$try"
+	done
 	classify "$name"
 	if [ -n "$why" ]; then
 		if [ "$RESULT" = pass ]; then
@@ -314,9 +346,9 @@ while [ "$next_print" -lt "${#tests[@]}" ]; do
 done
 
 if [ -n "$LOGS" ]; then
-	rm -rf "$LOGS"
 	mkdir -p "$LOGS" && for name in "${tests[@]}"; do
-		mkdir -p "$LOGS/$name" && cp "$WORK/$name/out" "$WORK/$name/err" "$WORK/$name/rc" "$WORK/$name/seconds" "$LOGS/$name/" 2>/dev/null
+		rm -rf "${LOGS:?}/$name"
+		mkdir -p "$LOGS/$name" && cp "$WORK/$name"/{out,err,rc,seconds}* "$LOGS/$name/" 2>/dev/null
 	done
 	echo "# each test's stdout, stderr, exit status and duration: $LOGS/NAME/{out,err,rc,seconds}"
 fi

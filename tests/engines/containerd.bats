@@ -21,11 +21,16 @@ setup_file() {
 	export ENGINE_SKIP="$why"
 	[ -z "$why" ] || return 0
 	engine_setup_common containerd
-	containerd_setup
+	# setup runs only the engine (no container): when it fails, the
+	# engine cannot run here, and every test says so with its error
+	if ! containerd_setup 2>"$ENGINE_TMP/setup.err"; then
+		ENGINE_SKIP="containerd cannot run here: $(tail -n 3 "$ENGINE_TMP/setup.err" | tr -s '\n\t ' ' ')"
+		[ -s "$ENGINE_TMP/setup.err" ] || ENGINE_SKIP+="setup failed without a message"
+	fi
 }
 
 teardown_file() {
-	[ -n "${ENGINE_SKIP:-}" ] && return 0
+	[ -n "${ENGINE_TMP:-}" ] || return 0
 	containerd_teardown
 	engine_teardown_common
 }

@@ -273,7 +273,7 @@ podman_setup() {
 	export CONTAINERS_REGISTRIES_CONF="$t/conf/registries.conf"
 	export TMPDIR="$t/tmp"
 	build_rootfs_tar "$t/busybox.tar"
-	in_timeout podman import --quiet "$t/busybox.tar" localhost/busybox:latest >/dev/null
+	in_timeout "$PODMAN" import --quiet "$t/busybox.tar" localhost/busybox:latest >/dev/null
 }
 
 # podman ARGS...: podman with the private configuration; `run` and `create`
@@ -388,7 +388,8 @@ containerd_setup() {
 	[plugins."io.containerd.runtime.v1.linux"]
 	  runtime_root = "$t/runtime-v1"
 	EOF2
-	"$CONTAINERD" --config "$t/containerd.toml" </dev/null >"$t/containerd.log" 2>&1 &
+	# fd 3 is bats' output: a daemon holding it would keep bats waiting
+	"$CONTAINERD" --config "$t/containerd.toml" </dev/null >"$t/containerd.log" 2>&1 3>&- &
 	CONTAINERD_PID=$!
 	echo "$CONTAINERD_PID" >"$t/containerd.pid"
 	export CTR_SOCK CONTAINERD_PID
@@ -408,11 +409,11 @@ ctr() {
 }
 
 # ctr_run [CTR RUN OPTIONS...] ID [COMMAND...]: `ctr run` of the busybox image
-# (options with a value as --name=value)
 # through the runc v2 shim with the runtime under test as its runc binary,
-# in our cgroup parent (cgroupfs: no --systemd-cgroup).
+# in our cgroup parent (cgroupfs: no --systemd-cgroup). Options that take a
+# value are written --name=value.
 ctr_run() {
-	local opts=() 
+	local opts=()
 	while [ $# -gt 0 ] && [[ "$1" == -* ]]; do
 		opts+=("$1")
 		shift

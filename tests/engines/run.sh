@@ -4,7 +4,8 @@
 #   tests/engines/run.sh [FILE.bats...]
 #   ENGINE_RUNTIME=/usr/sbin/runc tests/engines/run.sh    (the reference)
 # Environment: BRIG (the brig binary), ENGINE_RUNTIME (the runtime the engines
-# call, default $BRIG), BUILDDIR/SRCDIR as for the other suites.
+# call, default $BRIG), BUILDDIR/SRCDIR as for the other suites, BATS_OPTS
+# (extra bats options, e.g. BATS_OPTS="-T -f pause").
 #
 # unshare -m --propagation private: every mount the tests, the engines and
 # the containers make (tmpfs over /run/containerd and friends, overlay and

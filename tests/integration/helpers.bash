@@ -10,6 +10,8 @@
 #
 # Containers that outlive a command must not hold the test's stdout (bats
 # would wait for them): start them with create_container / run_detached.
+# Negations: bash's `set -e` ignores `! cmd`, so in a test write
+# `! cmd || false` (or `run cmd` and check $status).
 
 HELPERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SRCDIR="${SRCDIR:-$(cd "$HELPERS_DIR/../.." && pwd)}"
@@ -127,7 +129,7 @@ setup_bundle() {
 	write_default_config "$BUNDLE" "$CGROUP_NAME"
 	export ROOT BUNDLE CGROUP_NAME
 	# Like runc, brig defaults --bundle to the current directory.
-	cd "$BUNDLE"
+	cd "$BUNDLE" || return 1
 }
 
 # update_config JQ_FILTER [BUNDLE]: edit config.json in place with jq.

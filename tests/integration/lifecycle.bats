@@ -236,6 +236,24 @@ expect_no_such_container() {
 	[ "$(cat "$BUNDLE/rootfs/term")" = got-term ]
 }
 
+@test "lifecycle: kill --all signals every process of the container" {
+	requires command:kill command:run
+	# On TERM the child records it and exits; the init waits for the child
+	# first, so the container stops only when the child got the signal too.
+	update_config '.process.args = ["sh", "-c", "sh -c \"trap \\\"echo child-term > /child; exit 0\\\" TERM; touch /child-ready; while :; do sleep 0.05; done\" & trap \"wait; exit 0\" TERM; while :; do sleep 0.05; done"]'
+	run_detached ctr
+	local i
+	for i in $(seq 100); do [ -e "$BUNDLE/rootfs/child-ready" ] && break; sleep 0.05; done
+	[ -e "$BUNDLE/rootfs/child-ready" ]
+	run brig kill --all ctr TERM
+	[ "$status" -eq 0 ]
+	wait_for_status ctr stopped
+	for i in $(seq 100); do [ -e "$BUNDLE/rootfs/child" ] && break; sleep 0.05; done
+	[ "$(cat "$BUNDLE/rootfs/child")" = child-term ]
+	brig delete ctr
+	assert_no_leftovers
+}
+
 @test "lifecycle: kill with an unknown signal fails and names it" {
 	requires command:kill command:run
 	update_config '.process.args = ["sleep", "100"]'

@@ -34,7 +34,7 @@ command -v debootstrap >/dev/null || skip "debootstrap is not installed"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 is not installed (e2fsprogs)"
 [ "$(id -u)" -eq 0 ] || skip "building the image needs root"
 [ -x "$BRIG" ] || fail "$BRIG is not built"
-ldd "$BRIG" | grep -q libsystemd || skip "$BRIG was built without the systemd manager"
+[[ "$("$BRIG" --version 2>/dev/null)" == *+SYSTEMD* ]] || skip "$BRIG was built without the systemd manager"
 
 MIRROR="${VM_MIRROR:-$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null)}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
