@@ -234,7 +234,7 @@ PODMAN="${PODMAN:-/usr/bin/podman}"
 podman_setup() {
 	local t="$ENGINE_TMP" nofile nproc
 	read -r nofile nproc <<<"$(ulimits_hard)"
-	mkdir -p "$t"/{storage,runroot,tmp,netconf,volumes,cni,conf}
+	mkdir -p "$t"/{storage,runroot,tmp,netconf,volumes,cni,conf,work}
 	cat >"$t/conf/containers.conf" <<-EOF2
 	[containers]
 	netns = "none"
@@ -294,13 +294,16 @@ podman() {
 		*) break ;;
 		esac
 	done
+	# conmon writes a file "oom" into its working directory when the
+	# container is OOM-killed: keep it out of the source tree
 	case "${1:-}" in
 	run | create)
 		local sub="$1"
 		shift
-		in_timeout "$PODMAN" "${pre[@]}" "$sub" --cgroup-parent "$CGROUP_PARENT" "$@" ;;
+		(cd "$ENGINE_TMP/work" &&
+			exec timeout -k 5 "$ENGINE_CMD_TIMEOUT" "$PODMAN" "${pre[@]}" "$sub" --cgroup-parent "$CGROUP_PARENT" "$@") ;;
 	*)
-		in_timeout "$PODMAN" "${pre[@]}" "$@" ;;
+		(cd "$ENGINE_TMP/work" && exec timeout -k 5 "$ENGINE_CMD_TIMEOUT" "$PODMAN" "${pre[@]}" "$@") ;;
 	esac
 }
 

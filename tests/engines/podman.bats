@@ -135,6 +135,7 @@ teardown() {
 	assert_contains "$output" "/dev/pts/0"
 	assert_contains "$output" "both-tty"
 	# -it: input typed on podman's terminal reaches the container's shell
+	cd "$ENGINE_TMP/work"
 	run timeout 60 script -qec "$PODMAN run --rm -it --cgroup-parent $CGROUP_PARENT $IMAGE sh -c 'read line; echo got-\$line; exit 5'" /dev/null \
 		< <(sleep 2; echo hello-it; sleep 5)
 	assert_contains "$output" "got-hello-it"
