@@ -300,6 +300,32 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   return brig_process_exec (pr, err);
 }
 
+/* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
+ * without close-on-exec: every fd brig opens itself has it). The init may
+ * wait in "created" for a long time, and a pipe held open there keeps the
+ * engine reading create's output from ever seeing end-of-file. */
+static void
+close_inherited_fds (int preserve_fds)
+{
+  int first = 3 + (preserve_fds > 0 ? preserve_fds : 0);
+  _cleanup_closedir_ DIR *d = opendir ("/proc/self/fd");
+
+  if (d == NULL)
+    return;
+  for (struct dirent *de; (de = readdir (d)) != NULL;)
+    {
+      int fd, fl;
+      if (de->d_name[0] < '0' || de->d_name[0] > '9')
+        continue;
+      fd = atoi (de->d_name);
+      if (fd < first || fd == dirfd (d))
+        continue;
+      fl = fcntl (fd, F_GETFD);
+      if (fl >= 0 && !(fl & FD_CLOEXEC))
+        close (fd);
+    }
+}
+
 void
 brig_init_main (struct brig_init_args *a)
 {
@@ -310,6 +336,7 @@ brig_init_main (struct brig_init_args *a)
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);
+  close_inherited_fds (a->o->preserve_fds);
   reset_signal_mask ();
   brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
   pr.seccomp_early = a->seccomp_early;
