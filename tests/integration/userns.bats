@@ -138,8 +138,11 @@ with_userns() {
 	mkdir -m 0700 "$RL_DIR/xdg"
 	chown -R "$user:$user" "$RL_DIR"
 	chmod 0755 "$RL_DIR"
-	# The runtime binary must be reachable by the user.
-	local rt="$RUNTIME"
+	# The runtime binary must be reachable by the user: the build tree may
+	# sit under a 0700 directory (CI builds in a mktemp -d), so run a copy.
+	local rt="$RL_DIR/runtime"
+	cp "$RUNTIME" "$rt"
+	chmod 0755 "$rt"
 	# Everything below runs as the unprivileged user.
 	as_user() {
 		setpriv --reuid="$user" --regid="$user" --clear-groups \
