@@ -8,10 +8,13 @@
 #   peak RSS   of the runtime process for `create` and for `run`
 #              (/usr/bin/time -f %M, KiB; includes children it waited for)
 #
-# Usage: bench/lifecycle.sh [-n N] [--brig PATH] [--runc PATH] [--no-netns]
+# Usage: bench/lifecycle.sh [-n N] [--brig PATH] [--runc PATH] [--crun PATH] [--no-netns]
 #   -n N        containers per runtime and scenario (default 100)
 #   --brig P    brig binary (default $BRIG, else ./runtime/brig of the tree)
 #   --runc P    reference runtime (default /usr/sbin/runc)
+#   --crun P    also measure crun through P (bench/run.sh passes its
+#               wrapper that runs crun in a mount namespace without
+#               cgroup2; $CRUN_NOTE is printed); its bundle says 1.0.2
 #   --no-netns  leave out the network namespace (default: new netns)
 #   --rss N     runs measured for peak RSS (default 10)
 #
@@ -19,7 +22,8 @@
 # under a fresh /tmp/brig-bench.* directory and cgroups under /brig-bench;
 # all of it is removed at the end, also on failure or ^C.
 # Writes bench/results/lifecycle-<time>.csv (every sample) and
-# lifecycle-<time>-summary.csv, and prints a table.
+# lifecycle-<time>-summary.csv ($OUT_NAME.csv and $OUT_NAME-summary.csv
+# when OUT_NAME is set, as bench/run.sh does), and prints a table.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -28,6 +32,7 @@ N=100
 RSS_RUNS=10
 BRIG="${BRIG:-}"
 RUNC="${RUNC:-/usr/sbin/runc}"
+CRUN="" # only with --crun: plain crun refuses this host's hybrid cgroups
 NETNS=1
 RESULTS="${RESULTS:-$HERE/results}"
 
@@ -36,6 +41,7 @@ while [ $# -gt 0 ]; do
 	-n) N="$2"; shift 2 ;;
 	--brig) BRIG="$2"; shift 2 ;;
 	--runc) RUNC="$2"; shift 2 ;;
+	--crun) CRUN="$2"; shift 2 ;;
 	--no-netns) NETNS=0; shift ;;
 	--rss) RSS_RUNS="$2"; shift 2 ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '/^set -e/d' -e 's/^# \{0,1\}//'; exit 0 ;;
@@ -61,6 +67,10 @@ TAG="$(basename "$WORK")"
 CG_PARENT="brig-bench"
 RUNTIMES=(brig runc)
 declare -A BIN=([brig]="$BRIG" [runc]="$RUNC")
+if [ -n "${CRUN:-}" ]; then
+	RUNTIMES+=(crun)
+	BIN[crun]="$CRUN"
+fi
 
 cleanup() {
 	local rt id d
@@ -90,6 +100,7 @@ for rt in "${RUNTIMES[@]}"; do
 	write_default_config "$WORK/bundle-$rt" x
 	filter='.root.path = $rootfs | .process.args = ["/bin/true"] | .linux.cgroupsPath = $cg'
 	[ "$NETNS" -eq 1 ] || filter="$filter"' | .linux.namespaces -= [{"type": "network"}]'
+	[ "$rt" != crun ] || filter="$filter"' | .ociVersion = "1.0.2"' # crun 1.8 rejects 1.3.0
 	jq --arg rootfs "$BRIG_ROOTFS_CACHE" --arg cg "/$CG_PARENT/$TAG-$rt" "$filter" \
 		"$WORK/bundle-$rt/config.json" >"$WORK/bundle-$rt/config.json.new"
 	mv "$WORK/bundle-$rt/config.json.new" "$WORK/bundle-$rt/config.json"
@@ -103,39 +114,41 @@ nap() { read -r -t "$1" -u "$SLEEPFD" _ || true; }
 wait_exit() {
 	local stat
 	while :; do
-		stat="$(<"/proc/$1/stat")" 2>/dev/null || return 0
+		{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
 		stat="${stat##*) }"
 		case "${stat:0:1}" in Z|X) return 0 ;; esac
 		nap 0.0002
 	done
 }
 
-now_us() { echo "${EPOCHREALTIME/./}"; }
+# now_us VAR: microseconds into VAR, without the fork a $(...) would cost
+# (several ms on slow hosts, charged to both runtimes alike).
+now_us() { printf -v "$1" '%s' "${EPOCHREALTIME/./}"; }
 
 # One measured container with runtime $1; prints the total microseconds,
 # then those of create, start, the wait for the exit, and delete.
 one_lifecycle() {
 	local rt="$1" bin="${BIN[$1]}" root="$WORK/root-$1" id="c$2" t0 t1 t2 t3 t4 pid
-	t0="$(now_us)"
+	now_us t0
 	"$bin" --root "$root" create --bundle "$WORK/bundle-$rt" --pid-file "$WORK/$rt.pid" "$id" \
 		</dev/null >/dev/null 2>>"$WORK/$rt.err" || return 1
-	t1="$(now_us)"
+	now_us t1
 	"$bin" --root "$root" start "$id" 2>>"$WORK/$rt.err" || return 1
-	t2="$(now_us)"
-	pid="$(<"$WORK/$rt.pid")"
+	now_us t2
+	read -r pid <"$WORK/$rt.pid" || [ -n "$pid" ] # no newline at its end
 	wait_exit "$pid"
-	t3="$(now_us)"
+	now_us t3
 	"$bin" --root "$root" delete "$id" 2>>"$WORK/$rt.err" || return 1
-	t4="$(now_us)"
+	now_us t4
 	echo $((t4 - t0)) $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) $((t4 - t3))
 }
 
 one_run() {
 	local rt="$1" bin="${BIN[$1]}" root="$WORK/root-$1" id="r$2" t0 t1
-	t0="$(now_us)"
+	now_us t0
 	"$bin" --root "$root" run --bundle "$WORK/bundle-$rt" "$id" \
 		</dev/null >/dev/null 2>>"$WORK/$rt.err" || return 1
-	t1="$(now_us)"
+	now_us t1
 	echo $((t1 - t0))
 }
 
@@ -166,8 +179,8 @@ recover() {
 
 mkdir -p "$RESULTS"
 STAMP="$(date -u +%Y%m%d-%H%M%S)"
-CSV="$RESULTS/lifecycle-$STAMP.csv"
-SUMMARY="$RESULTS/lifecycle-$STAMP-summary.csv"
+CSV="$RESULTS/${OUT_NAME:-lifecycle-$STAMP}.csv"
+SUMMARY="$RESULTS/${OUT_NAME:-lifecycle-$STAMP}-summary.csv"
 echo "runtime,scenario,iteration,value,unit" >"$CSV"
 declare -A FAILS=()
 
@@ -195,6 +208,7 @@ netns_note="new network namespace"
 echo "# brig lifecycle benchmark: N=$N, /bin/true in a busybox bundle, $netns_note"
 echo "# brig: $BRIG ($("$BRIG" --version | head -n1))"
 echo "# runc: $RUNC ($("$RUNC" --version | head -n1))"
+[ -z "${CRUN:-}" ] || echo "# crun: $CRUN${CRUN_NOTE:+ -- $CRUN_NOTE}"
 echo "# host: $(uname -r), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Warm up page cache and both binaries.
@@ -234,18 +248,26 @@ stat_of() {
 		}'
 }
 
-echo "scenario,metric,brig,runc,ratio_brig_runc,brig_failures,runc_failures" >"$SUMMARY"
-printf '\n%-22s %12s %12s %10s %s\n' "benchmark" "brig" "runc" "brig/runc" "failures (brig/runc)"
+echo "scenario,metric,brig,runc,ratio_brig_runc,brig_failures,runc_failures${CRUN:+,crun,ratio_brig_crun,crun_failures}" >"$SUMMARY"
+printf '\n%-22s %12s %12s %10s %s' "benchmark" "brig" "runc" "brig/runc" "failures (brig/runc)"
+[ -z "${CRUN:-}" ] || printf ' %12s %10s %s' "crun" "brig/crun" "failures (crun)"
+echo
 row() {
 	local scenario="$1" metric="$2" label="$3" unit="$4" scale="$5" b r ratio
 	b="$(stat_of brig "$scenario" "$metric")"
 	r="$(stat_of runc "$scenario" "$metric")"
 	ratio="$(awk -v b="$b" -v r="$r" 'BEGIN { if (b == "NA" || r == "NA" || r == 0) print "NA"; else printf "%.3f", b / r }')"
-	echo "$scenario,$metric,$b,$r,$ratio,${FAILS[brig,$scenario]:-0},${FAILS[runc,$scenario]:-0}" >>"$SUMMARY"
-	printf '%-22s %12s %12s %10s %s\n' "$label" \
+	local c crun_csv="" crun_txt=""
+	if [ -n "${CRUN:-}" ]; then
+		c="$(stat_of crun "$scenario" "$metric")"
+		crun_csv=",$c,$(awk -v b="$b" -v c="$c" 'BEGIN { if (b == "NA" || c == "NA" || c == 0) print "NA"; else printf "%.3f", b / c }'),${FAILS[crun,$scenario]:-0}"
+		crun_txt="$(printf ' %12s %10s %s' "$(awk -v v="$c" -v s="$scale" -v u="$unit" 'BEGIN { if (v == "NA") print v; else printf "%.2f %s", v / s, u }')" "$(echo "$crun_csv" | cut -d, -f3)" "${FAILS[crun,$scenario]:-0}")"
+	fi
+	echo "$scenario,$metric,$b,$r,$ratio,${FAILS[brig,$scenario]:-0},${FAILS[runc,$scenario]:-0}$crun_csv" >>"$SUMMARY"
+	printf '%-22s %12s %12s %10s %s%s\n' "$label" \
 		"$(awk -v v="$b" -v s="$scale" -v u="$unit" 'BEGIN { if (v == "NA") print v; else printf "%.2f %s", v / s, u }')" \
 		"$(awk -v v="$r" -v s="$scale" -v u="$unit" 'BEGIN { if (v == "NA") print v; else printf "%.2f %s", v / s, u }')" \
-		"$ratio" "${FAILS[brig,$scenario]:-0}/${FAILS[runc,$scenario]:-0}"
+		"$ratio" "${FAILS[brig,$scenario]:-0}/${FAILS[runc,$scenario]:-0}" "$crun_txt"
 }
 row lifecycle median "lifecycle (median)" ms 1000
 row lifecycle min "lifecycle (min)" ms 1000
