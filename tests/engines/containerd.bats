@@ -275,7 +275,10 @@ wait_task_status() {
 	run ctr tasks list --quiet
 	[ -z "$output" ]
 	# no process, no runtime state, no cgroup left
-	! kill -0 "$pid" 2>/dev/null
+	if pid_alive "$pid"; then
+		echo "pid $pid is still running: $(cat "/proc/$pid/stat" 2>/dev/null)" >&2
+		false
+	fi
 	run "$ENGINE_RUNTIME" --root "$RUNTIME_ROOT" list --quiet
 	[ -z "$output" ]
 	local d

@@ -38,7 +38,20 @@ in_private_mount_ns() {
 	[ -n "${BRIG_ENGINES_MNTNS:-}" ] &&
 		[ "$(readlink /proc/self/ns/mnt)" = "$BRIG_ENGINES_MNTNS" ] || return 1
 	# every mount private: no "shared:N" peer group in mountinfo
-	! grep -q ' shared:' /proc/self/mountinfo
+	if grep -q ' shared:' /proc/self/mountinfo; then
+		return 1
+	fi
+}
+
+# pid_alive PID: true while PID exists and is not a zombie (kill -0 succeeds
+# on a zombie, which is dead but not yet reaped).
+pid_alive() {
+	local stat state
+	stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+	# the state follows the command name, which may contain spaces and ")"
+	state="${stat##*) }"
+	state="${state%% *}"
+	[ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
 }
 
 # engine_skip_reason: why the engine tests cannot run here, or nothing.
