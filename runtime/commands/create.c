@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "container.h"
 #include "create_opts.h"
+#include "process.h"
 
 int
 cli_parse_create_opts (const char *cmd, int argc, char **argv, struct brig_create_opts *o,
@@ -59,6 +60,8 @@ cli_parse_create_opts (const char *cmd, int argc, char **argv, struct brig_creat
   if (cli_require_args (cmd, argc, argv, optind, 1) < 0)
     return -1;
   o->id = argv[optind];
+  /* As runc: a socket-activated brig hands its LISTEN_FDS to the container. */
+  o->listen_fds = brig_process_listen_fds ();
   return 0;
 }
 

@@ -1,6 +1,5 @@
 /* brig list [-q] [--format table|json] */
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +14,11 @@ static char *
 owner_name (const brig_container *c)
 {
   struct stat st;
-  struct passwd *pw;
+  char *name;
   if (fstat (c->dirfd, &st) < 0)
     return xstrdup ("");
-  pw = getpwuid (st.st_uid);
-  return pw ? xstrdup (pw->pw_name) : xasprintf ("#%u", (unsigned) st.st_uid);
+  name = brig_passwd_field (st.st_uid, 0);
+  return name ? name : xasprintf ("#%u", (unsigned) st.st_uid);
 }
 
 int

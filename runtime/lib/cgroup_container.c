@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cgroup_container.h"
+#include "cgroup_record.h"
 #include "state.h"
 #include "utils.h"
 
@@ -29,7 +30,7 @@ set_frozen (const struct brig_context *ctx, const char *id, bool freeze, brig_er
   int r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
   if (r < 0)
     return r;
-  if (freeze && c->status != BRIG_STATUS_RUNNING)
+  if (freeze && c->status != BRIG_STATUS_RUNNING && c->status != BRIG_STATUS_CREATED)
     return brig_error_set (err, 0, "container \"%s\" is not running (%s)", id,
                            brig_status_name (c->status));
   if (!freeze && c->status != BRIG_STATUS_PAUSED)
@@ -76,7 +77,8 @@ brig_container_update (const struct brig_context *ctx, const char *id,
   brig_cgroup_free (cg);
   if (r < 0)
     return brig_error_wrap (err, "update container \"%s\"", id);
-  return 0;
+  /* The limits in force, for the next reader (still under the lock). */
+  return brig_container_record_resources (c, res, err);
 }
 
 int

@@ -128,8 +128,14 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err
   for (size_t i = 0; i < cg->n_dirs;)
     {
       const char *mp = cg->dirs[i].mountpoint;
-      created[i] = first_missing (mp, cg->path);
-      if (cg->dirs[i].controllers)
+      r = cg->dirs[i].controllers
+            ? brig_cgroup_v1_mkdir_leaf (mp, cg->dirs[i].controllers, cg->path, &created[i], err)
+            : 0;
+      if (r == 0)
+        created[i] = first_missing (mp, cg->path);
+      if (r != 0)
+        r = r < 0 ? r : 0;
+      else if (cg->dirs[i].controllers)
         r = brig_cgroup_v1_mkdir (mp, cg->dirs[i].controllers, cg->path, err);
       else if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
         r = brig_cgroup_v2_mkdir (mp, cg->path, true, NULL, err);

@@ -133,6 +133,11 @@ int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 
 /* ---- cgroupfs v1 / v2 (cgroup_v1.c, cgroup_v2.c) ---- */
 
+/* The usual case of brig_cgroup_v1_mkdir: one mkdir makes the cgroup
+ * because its parent exists. 1 when it did (*created: the new dir), 0 when
+ * the caller must take the slow path, or -errno. */
+int brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
+                               char **created, brig_error *err);
 /* mkdir the cgroup in one v1 hierarchy (copying cpuset.cpus/mems down). */
 int brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
                           brig_error *err);

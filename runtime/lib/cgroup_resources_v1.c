@@ -2,6 +2,7 @@
  * the controller. A value for a controller that is not mounted is an
  * error naming the field, never silently dropped. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
@@ -356,13 +357,32 @@ apply_devices (brig_cgroup *cg, const oci_resources *res, brig_error *err)
   r = brig_cgroup_device_rules (res, cg->devices, cg->devices_len, &rules, &n, err);
   if (r < 0)
     return r;
+  /* The two files stay open across the rules: each write(2) is one rule. */
+  _cleanup_close_ int deny_fd = -1;
+  _cleanup_close_ int allow_fd = -1;
+  char prev[64] = "";
   for (size_t i = 0; i < n; i++)
     {
+      const char *file = rules[i].allow ? "devices.allow" : "devices.deny";
+      int *fd = rules[i].allow ? &allow_fd : &deny_fd;
       char rule[64];
       brig_cgroup_device_rule_v1 (&rules[i], rule, sizeof rule);
-      r = brig_cgroup_write (dir, rules[i].allow ? "devices.allow" : "devices.deny", rule, err);
+      if (i > 0 && rules[i].allow == rules[i - 1].allow && strcmp (rule, prev) == 0)
+        continue;
+      snprintf (prev, sizeof prev, "%s", rule);
+      if (*fd < 0)
+        {
+          _cleanup_free_ char *path = xasprintf ("%s/%s", dir, file);
+          *fd = open (path, O_WRONLY | O_CLOEXEC);
+          if (*fd < 0)
+            return brig_error_errno (err, "write %s = \"%s\"", file, rule);
+        }
+      brig_debug ("cgroup: write %s/%s = \"%s\"", dir, file, rule);
+      do
+        r = (int) write (*fd, rule, strlen (rule));
+      while (r < 0 && errno == EINTR);
       if (r < 0)
-        return r;
+        return brig_error_errno (err, "write %s = \"%s\"", file, rule);
     }
   return 0;
 }

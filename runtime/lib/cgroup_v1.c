@@ -34,6 +34,32 @@ cpuset_fill (const char *parent, const char *dir, brig_error *err)
 }
 
 int
+brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
+                           char **created, brig_error *err)
+{
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", mountpoint, path + strspn (path, "/"));
+  char *slash;
+  int r = 0;
+
+  if (mkdir (dir, 0755) < 0)
+    return 0;
+  if (brig_cgroup_list_has (controllers, "cpuset"))
+    {
+      _cleanup_free_ char *parent = xstrdup (dir);
+      slash = strrchr (parent, '/');
+      *slash = '\0';
+      r = cpuset_fill (parent, dir, err);
+    }
+  if (r < 0)
+    {
+      rmdir (dir);
+      return r;
+    }
+  *created = brig_steal_ptr (dir);
+  return 1;
+}
+
+int
 brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
                       brig_error *err)
 {

@@ -22,17 +22,21 @@
 static bool wait_exit (brig_container *c, int timeout_ms);
 
 /* The saved config, parsed only when it has hooks of that kind at all:
- * start and delete stay cheap for the common hook-less container. */
+ * start and delete stay cheap for the common hook-less container. buf may
+ * hold config.json already (then it is used and kept). */
 static oci_config *
-config_if_hooks (brig_container *c, const char *kind)
+config_if_hooks (brig_container *c, const char *kind, const char *buf, size_t len)
 {
-  _cleanup_free_ char *buf = NULL;
+  _cleanup_free_ char *own = NULL;
   oci_config *cfg = NULL;
   oci_error perr = { NULL };
-  size_t len;
 
-  if (brig_read_file_at (c->dirfd, "config.json", &buf, &len, NULL) < 0)
-    return NULL;
+  if (buf == NULL)
+    {
+      if (brig_read_file_at (c->dirfd, "config.json", &own, &len, NULL) < 0)
+        return NULL;
+      buf = own;
+    }
   if (memmem (buf, len, kind, strlen (kind)) == NULL)
     return NULL;
   cfg = oci_config_parse_data (buf, len, "config.json", &perr);
@@ -91,7 +95,10 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
 {
   _cleanup_container_ brig_container *c = NULL;
   _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *buf = NULL;
   oci_config *cfg;
+  size_t len = 0;
+  bool wait;
   int r;
 
   r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
@@ -109,11 +116,25 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
       return brig_error_set (err, 0, "cannot start a container in the %s state",
                              brig_status_name (c->status));
     }
+  /* runtime-spec 1.3: start MUST fail when process was not set. The
+   * container stays created; delete removes it. */
+  if (faccessat (c->dirfd, BRIG_NO_PROCESS_MARKER, F_OK, 0) == 0)
+    return brig_error_set (err, 0, "cannot start container \"%s\": its config.json has "
+                           "no process", c->id);
+  /* The answer of the init matters only when hooks depend on it: a failed
+   * startContainer hook fails start, poststart hooks run after execve.
+   * Without them start returns as soon as the init is released (the init
+   * draws the same conclusion from the same config, see init.c). */
+  if (brig_read_file_at (c->dirfd, "config.json", &buf, &len, NULL) < 0)
+    buf = NULL;
+  wait = buf == NULL || memmem (buf, len, "startContainer", 14) || memmem (buf, len, "poststart", 9);
   r = connect_exec_socket (c, &fd, err);
   if (r < 0)
     return r;
   /* Running from now on, whatever the init answers. */
   unlinkat (c->dirfd, BRIG_EXEC_SOCKET, 0);
+  if (!wait)
+    return 0;
   {
     struct brig_sync_msg m = { .fd = -1 };
     r = brig_sync_recv (fd, &m);
@@ -127,7 +148,7 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
     brig_sync_msg_clear (&m);
   }
 
-  cfg = config_if_hooks (c, "poststart");
+  cfg = buf ? config_if_hooks (c, "poststart", buf, len) : NULL;
   if (cfg)
     {
       r = brig_container_poststart (cfg->hooks, c, err);
@@ -212,13 +233,25 @@ brig_container_kill (const struct brig_context *ctx, const char *id, int sig, bo
       if (cg)
         {
           r = brig_cgroup_kill_all (cg, sig, err);
+          /* Thawed for SIGKILL, as below. */
+          if (r == 0 && sig == SIGKILL && c->status == BRIG_STATUS_PAUSED)
+            brig_cgroup_freeze (cg, false, NULL);
           brig_cgroup_free (cg);
           return r;
         }
     }
   if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
     return brig_error_set (err, 0, "container not running");
-  return brig_container_signal (c, sig, err);
+  r = brig_container_signal (c, sig, err);
+  /* In a v1 freezer a frozen process dies of SIGKILL only once thawed: as
+   * runc, thaw a paused container for SIGKILL (other signals wait). */
+  if (r == 0 && sig == SIGKILL && c->status == BRIG_STATUS_PAUSED
+      && load_cgroup (c, &cg, NULL) == 0 && cg)
+    {
+      brig_cgroup_freeze (cg, false, NULL);
+      brig_cgroup_free (cg);
+    }
+  return r;
 }
 
 /* Wait up to timeout_ms for the init behind c->pidfd to exit. */
@@ -281,10 +314,12 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
   if (cg)
     {
       brig_error e = { 0 };
-      /* Once the init of its own pid namespace is gone the kernel has
-       * killed everything else in it: skip the freeze-kill-thaw round,
-       * unless something outside that namespace still holds the cgroup. */
-      bool empty = c->st.new_pidns && !(c->pidfd >= 0 && !wait_exit (c, 0));
+      /* An empty cgroup (the usual case once the init is gone: the kernel
+       * kills the rest of its pid namespace) needs no freeze-kill-thaw. */
+      pid_t *pids = NULL;
+      size_t npids = 0;
+      bool empty = brig_cgroup_pids (cg, &pids, &npids, NULL) == 0 && npids == 0;
+      free (pids);
       r = brig_cgroup_destroy (cg, !empty, &e);
       if (r < 0 && empty)
         {
@@ -300,7 +335,7 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
         }
       brig_cgroup_free (cg);
     }
-  cfg = config_if_hooks (c, "poststop");
+  cfg = config_if_hooks (c, "poststop", NULL, 0);
   r = brig_state_remove (ctx, id, c->dirfd, err);
   if (r == 0 && cfg && cfg->hooks && cfg->hooks->poststop_len)
     {

@@ -16,6 +16,8 @@ struct brig_create_opts {
   const char *pid_file;        /* NULL: none; relative to the cwd */
   const char *console_socket;  /* NULL: none */
   int preserve_fds;            /* fds 3 .. 3+N-1 go to the container */
+  int listen_fds;              /* socket activation (LISTEN_FDS): these fds
+                                  come first, the preserved ones after them */
   bool no_pivot;
   bool no_new_keyring;
 };

@@ -24,6 +24,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "lsm.h"
+#include "netdev.h"
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
@@ -60,6 +61,7 @@ struct create_ctx {
   pid_t child;              /* pid returned by clone */
   pid_t pid;                /* the init */
   int pidfd;                /* of the init */
+  brig_netdevs *netdevs;    /* linux.netDevices moved in */
   struct brig_state_file st;
 };
 
@@ -150,21 +152,38 @@ validate_config (struct create_ctx *c, brig_error *err)
   const oci_linux *lx = cfg->linux;
   int r;
 
-  if (p == NULL)
-    return brig_error_set (err, EINVAL, "config.json: process is required");
-  if (p->args == NULL || p->args_len == 0 || p->args[0] == NULL || *p->args[0] == '\0')
+  /* runtime-spec 1.3: process is optional at create; start then fails
+   * (container.c). run is create + start, so it fails at once. */
+  if (p == NULL && c->mode != MODE_CREATE)
+    return brig_error_set (err, EINVAL, "config.json: process is required to run a container");
+  if (p && (p->args == NULL || p->args_len == 0 || p->args[0] == NULL || *p->args[0] == '\0'))
     return brig_error_set (err, EINVAL, "config.json: process.args must not be empty");
-  if (p->cwd == NULL || p->cwd[0] != '/')
+  if (p && (p->cwd == NULL || p->cwd[0] != '/'))
     return brig_error_set (err, EINVAL, "config.json: process.cwd \"%s\" must be an absolute path",
                            p->cwd ? p->cwd : "");
-  r = validate_rlimits (p, err);
-  if (r < 0)
+  if (p && (r = validate_rlimits (p, err)) < 0)
     return r;
   r = brig_ns_plan_build (lx, &c->ns, err);
   if (r < 0)
     return r;
+  /* Without a mount namespace of its own the container shares brig's: the
+   * rootfs is entered with chroot and nothing is mounted (rootfs.c), so a
+   * read-only root cannot be honoured. */
   if (!(c->ns.new_flags & CLONE_NEWNS) && c->ns.join_fd[BRIG_NS_MNT] < 0)
-    return brig_error_set (err, EINVAL, "linux.namespaces: a mount namespace is required");
+    {
+      if (cfg->root && cfg->root->readonly)
+        return brig_error_set (err, EINVAL, "root.readonly: needs a mount namespace "
+                               "(linux.namespaces has none)");
+      /* Restrictions brig cannot apply are refused, as runc does. */
+      if (lx && (lx->masked_paths_len || lx->readonly_paths_len))
+        return brig_error_set (err, EINVAL, "linux.%s: needs a mount namespace "
+                               "(linux.namespaces has none)",
+                               lx->masked_paths_len ? "maskedPaths" : "readonlyPaths");
+      /* The pty comes from the container's /dev/pts, which is not mounted. */
+      if (p && p->has_terminal && p->terminal)
+        return brig_error_set (err, EINVAL, "process.terminal: needs a mount namespace "
+                               "(linux.namespaces has none)");
+    }
   if ((cfg->hostname && *cfg->hostname) || (cfg->domainname && *cfg->domainname))
     if (!(c->ns.new_flags & CLONE_NEWUTS) && c->ns.join_fd[BRIG_NS_UTS] < 0)
       return brig_error_set (err, EINVAL, "config.json: %s needs a uts namespace",
@@ -191,17 +210,22 @@ validate_config (struct create_ctx *c, brig_error *err)
           || (r = validate_hooks (h->poststop, h->poststop_len, "poststop", err)) < 0)
         return r;
     }
-  r = brig_terminal_check_mode (p->has_terminal && p->terminal, c->mode != MODE_RUN,
+  r = brig_terminal_check_mode (p && p->has_terminal && p->terminal, c->mode != MODE_RUN,
                                 c->o->console_socket, err);
   if (r < 0)
     return r;
   if (c->o->preserve_fds < 0)
     return brig_error_set (err, EINVAL, "--preserve-fds must not be negative");
-  for (int fd = 3; fd < 3 + c->o->preserve_fds; fd++)
+  for (int fd = 3; fd < 3 + c->o->listen_fds + c->o->preserve_fds; fd++)
     if (fcntl (fd, F_GETFD) < 0)
-      return brig_error_set (err, EBADF, "--preserve-fds=%d: fd %d is not open",
-                             c->o->preserve_fds, fd);
-  brig_caps_check (p->capabilities);
+      return brig_error_set (err, EBADF, "%s=%d: fd %d is not open",
+                             fd < 3 + c->o->listen_fds ? "LISTEN_FDS" : "--preserve-fds",
+                             fd < 3 + c->o->listen_fds ? c->o->listen_fds : c->o->preserve_fds,
+                             fd);
+  brig_caps_check (p ? p->capabilities : NULL);
+  r = brig_process_validate_env (p, err);
+  if (r < 0)
+    return r;
   r = brig_procattr_validate (cfg, p, err);
   if (r < 0)
     return r;
@@ -209,6 +233,9 @@ validate_config (struct create_ctx *c, brig_error *err)
   if (r < 0)
     return r;
   r = rootfs_validate (cfg, err);
+  if (r < 0)
+    return r;
+  r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
   if (lx && lx->seccomp)
@@ -413,8 +440,10 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     return r;
   a.mount_fds = mount_fds;
   a.hook_sync = has_hooks (c->cfg->hooks);
-  a.seccomp_early = c->seccomp && (!c->cfg->process->no_new_privileges
-                                   || brig_seccomp_uses_notify (c->seccomp));
+  a.netdev_sync = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
+  a.seccomp_early = c->seccomp && c->cfg->process
+                    && (!c->cfg->process->no_new_privileges
+                        || brig_seccomp_uses_notify (c->seccomp));
   /* Without CLONE_INTO_CGROUP the init joins its cgroup after clone; its
    * cgroup namespace must be made after that, or its root would be ours. */
   cgroupns_deferred = (newf & CLONE_NEWCGROUP) && cgfd < 0;
@@ -521,7 +550,17 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
         return brig_error_errno (err, "pidfd_open of the container init");
       brig_sync_send (c->sync_fd, BRIG_SYNC_GO, 0, NULL, 0, -1);
     }
-  if (c->cfg->process->has_oom_score_adj)
+  if (a.netdev_sync)
+    {
+      r = brig_sync_expect (c->sync_fd, BRIG_SYNC_NETDEV, &m, err);
+      brig_sync_msg_clear (&m);
+      if (r == 0)
+        r = brig_netdev_move (c->cfg->linux, c->pid, &c->netdevs, err);
+      if (r < 0)
+        return r;
+      brig_sync_send (c->sync_fd, BRIG_SYNC_NETDEV_DONE, 0, NULL, 0, -1);
+    }
+  if (c->cfg->process && c->cfg->process->has_oom_score_adj)
     {
       r = brig_process_set_oom_score_adj (c->pid, c->cfg->process->oom_score_adj, err);
       if (r < 0)
@@ -570,6 +609,9 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
 static void
 create_ctx_undo (struct create_ctx *c)
 {
+  /* Before the kill: devices must not depend on our fds keeping the
+   * namespace alive. */
+  brig_netdev_undo (c->netdevs);
   if (c->pidfd >= 0)
     syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
   else if (c->pid > 0)
@@ -603,6 +645,7 @@ create_ctx_free (struct create_ctx *c)
   if (c->dirfd >= 0)
     close (c->dirfd);
   brig_ns_plan_clear (&c->ns);
+  brig_netdev_free (c->netdevs);
   if (c->cg)
     brig_cgroup_free (c->cg);
   brig_seccomp_free (c->seccomp);
@@ -670,7 +713,15 @@ create_common (struct create_ctx *c, brig_error *err)
       if (r < 0)
         return r;
     }
-  if (p->has_terminal && p->terminal)
+  if (p == NULL)
+    {
+      /* start reads this marker and refuses (runtime-spec 1.3). */
+      _cleanup_close_ int fd = openat (c->dirfd, BRIG_NO_PROCESS_MARKER,
+                                       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0)
+        return brig_error_errno (err, "write the state's %s", BRIG_NO_PROCESS_MARKER);
+    }
+  if (p && p->has_terminal && p->terminal)
     {
       if (c->o->console_socket && *c->o->console_socket)
         {

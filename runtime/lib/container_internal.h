@@ -26,6 +26,7 @@ struct brig_init_args {
   bool fork_init;              /* fork the real init after unshare (pid ns) */
   bool new_userns;             /* running in a new user namespace */
   bool hook_sync;              /* round trip for prestart/createRuntime hooks */
+  bool netdev_sync;            /* round trip for linux.netDevices (netdev.h) */
   brig_seccomp *seccomp;
   bool seccomp_early;
   const int *mount_fds;        /* idmapped mounts made by the parent

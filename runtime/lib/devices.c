@@ -126,7 +126,6 @@ create_node (int rootfd, int devfd, const struct node *n, bool userns, bool stri
   char *slash = strrchr (clean, '/');
   const char *name = slash + 1;
   int dirfd;
-  mode_t old;
   int r;
 
   if (userns && n->type != 'p')
@@ -140,10 +139,8 @@ create_node (int rootfd, int devfd, const struct node *n, bool userns, bool stri
   if (dirfd < 0)
     return dirfd;
 
-  old = umask (0);
   r = mknodat (dirfd, name, type_bits (n->type) | (n->mode & 07777),
                n->type == 'p' ? 0 : makedev (n->major, n->minor));
-  umask (old);
   if (r < 0)
     {
       if (errno == EEXIST)
@@ -210,14 +207,33 @@ setup_links (int devfd, brig_error *err)
   return 0;
 }
 
+static int create_nodes (int rootfd, int devfd, const oci_config *cfg, bool userns,
+                         brig_error *err);
+
 int
 brig_devices_setup (int rootfd, const oci_config *cfg, bool userns, brig_error *err)
 {
   _cleanup_close_ int devfd = brig_path_create_in_root (rootfd, "/dev", BRIG_PATH_DIR, err);
+  mode_t old;
   int r;
 
   if (devfd < 0)
     return devfd;
+  /* Nodes get exactly their configured mode: no umask, set once for all
+   * of them (directories made on the way have explicit modes too). */
+  old = umask (0);
+  r = create_nodes (rootfd, devfd, cfg, userns, err);
+  umask (old);
+  if (r < 0)
+    return r;
+  return setup_links (devfd, err);
+}
+
+static int
+create_nodes (int rootfd, int devfd, const oci_config *cfg, bool userns, brig_error *err)
+{
+  int r;
+
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (default_nodes); i++)
     {
       if (configured (cfg, default_nodes[i].path))
@@ -242,7 +258,7 @@ brig_devices_setup (int rootfd, const oci_config *cfg, bool userns, brig_error *
       if (r < 0)
         return brig_error_wrap (err, "linux.devices[%zu]", i);
     }
-  return setup_links (devfd, err);
+  return 0;
 }
 
 int

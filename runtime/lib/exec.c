@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -148,6 +149,19 @@ apply_user (oci_process *p, const char *spec, brig_error *err)
   return 0;
 }
 
+static bool
+strv_has (char **v, const char *s)
+{
+  for (; v && *v; v++)
+    if (strcasecmp (*v, s) == 0)
+      return true;
+  return false;
+}
+
+/* Never into the inheritable set (CVE-2022-29162: an inheritable cap lets
+ * file capabilities of a program in the image raise it on execve); ambient
+ * only when the config already makes it inheritable, the one case where the
+ * kernel lets ambient hold it. */
 static void
 add_cap (oci_process *p, const char *name)
 {
@@ -158,9 +172,9 @@ add_cap (oci_process *p, const char *name)
   c = p->capabilities;
   strv_push (&c->bounding, &c->bounding_len, name);
   strv_push (&c->effective, &c->effective_len, name);
-  strv_push (&c->inheritable, &c->inheritable_len, name);
   strv_push (&c->permitted, &c->permitted_len, name);
-  strv_push (&c->ambient, &c->ambient_len, name);
+  if (strv_has (c->inheritable, name))
+    strv_push (&c->ambient, &c->ambient_len, name);
 }
 
 static void
@@ -231,7 +245,7 @@ brig_exec_validate_process (const oci_process *p, brig_error *err)
     return brig_error_set (err, 0, "process: cwd must not be empty");
   if (p->cwd[0] != '/')
     return brig_error_set (err, 0, "process: cwd \"%s\" is not an absolute path", p->cwd);
-  return 0;
+  return brig_process_validate_env (p, err);
 }
 
 /* ---- the child side ---- */
@@ -472,6 +486,19 @@ load_process (const struct brig_exec_opts *o, oci_config *cfg, oci_process **own
                               perr.msg ? perr.msg : "invalid process JSON");
           free (perr.msg);
           return r;
+        }
+      /* As runc: what process.json leaves out of the confinement comes
+       * from the container's process, not from nothing (no capabilities
+       * at all, or no LSM profile). Moved: cfg is freed with the rest. */
+      if (cfg->process)
+        {
+          oci_process *base = cfg->process;
+          if ((*owned)->capabilities == NULL)
+            (*owned)->capabilities = brig_steal_ptr (base->capabilities);
+          if ((*owned)->apparmor_profile == NULL)
+            (*owned)->apparmor_profile = brig_steal_ptr (base->apparmor_profile);
+          if ((*owned)->selinux_label == NULL)
+            (*owned)->selinux_label = brig_steal_ptr (base->selinux_label);
         }
       *out = *owned;
     }

@@ -21,8 +21,10 @@
 #include "ocispec.h"
 
 /* Settings of `brig exec` on top of the container's process (runc's rules:
- * env entries replace same-named ones, --cap adds to every set, additional
- * gids are appended). Unset fields are NULL / 0 / -1. */
+ * env entries replace same-named ones; --cap adds to the bounding, effective
+ * and permitted sets, never to inheritable (ambient only when the config
+ * already has it inheritable); additional gids are appended). Unset fields
+ * are NULL / 0 / -1. */
 struct brig_exec_overrides {
   char **args;               /* the command; NULL-terminated */
   const char *cwd;           /* --cwd */

@@ -82,7 +82,7 @@ brig_features_build (oci_features **out, brig_error *err)
   l->intel_rdt->has_enabled = true;
   l->mount_extensions = xmalloc0 (sizeof *l->mount_extensions);
   l->mount_extensions->idmap = enabled (true);
-  l->net_devices = enabled (false);
+  l->net_devices = enabled (true);
   f->linux = l;
   *out = f;
   return 0;

@@ -5,6 +5,7 @@
  *   join namespaces by path; unshare the user ns (parent writes the maps);
  *   wait for the parent (cgroup placement); unshare the rest; fork the real
  *   init when a new pid ns was unshared; uid/gid 0 in a new user ns;
+ *   [parent: linux.netDevices moved in];
  *   session keyring; rootfs_prepare; [parent: prestart, createRuntime hooks];
  *   createContainer hooks; rootfs_pivot; terminal; cwd created when
  *   missing; hostname, domainname;
@@ -188,7 +189,14 @@ wait_start (struct init_state *s, brig_error *err)
     return brig_error_errno (err, "wait for start on the exec socket");
   close (s->a->exec_fd);
   s->a->exec_fd = -1;
-  s->start_fd = conn;
+  /* start waits for the outcome only when hooks depend on it (a failed
+   * startContainer hook fails start, poststart runs after execve): the
+   * same rule as container.c. Otherwise errors go to stderr. */
+  const oci_hooks *h = s->a->cfg->hooks;
+  if (h && (h->start_container_len || h->poststart_len))
+    s->start_fd = conn;
+  else
+    close (conn);
   return 0;
 }
 
@@ -207,6 +215,14 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   r = setup_namespaces (s, err);
   if (r < 0)
     return r;
+  if (a->netdev_sync)
+    {
+      /* The network namespace exists now (made or joined): the parent
+       * moves linux.netDevices into it before anything runs here. */
+      brig_sync_send (a->sync_fd, BRIG_SYNC_NETDEV, 0, NULL, 0, -1);
+      expect (s, BRIG_SYNC_NETDEV_DONE, &m, err);
+      brig_sync_msg_clear (&m);
+    }
   if (!a->o->no_new_keyring)
     join_session_keyring (a->o->id);
 
@@ -232,7 +248,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       if (r < 0)
         return r;
     }
-  r = rootfs_pivot (a->rootfs, a->o->no_pivot, err);
+  r = rootfs_pivot (cfg, a->rootfs, a->o->no_pivot, err);
   if (r < 0)
     return r;
   if (a->console_fd >= 0)
@@ -244,7 +260,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     }
   /* As runc: a missing cwd is created (inside the new root, so the image's
    * symlinks cannot lead it out; before root.readonly applies). */
-  if (cfg->process->cwd && access (cfg->process->cwd, F_OK) < 0 && errno == ENOENT)
+  if (cfg->process && cfg->process->cwd && access (cfg->process->cwd, F_OK) < 0
+      && errno == ENOENT)
     {
       r = brig_mkdir_p (cfg->process->cwd, 0755);
       if (r < 0)
@@ -268,8 +285,9 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   r = brig_lsm_apply_exec_labels (cfg->process, err);
   if (r < 0)
     return r;
-  r = brig_process_become (pr, err);
-  if (r < 0)
+  /* Without process (allowed at create, spec 1.3) the init only holds the
+   * namespaces: start refuses to release it, delete kills it. */
+  if (pr->p && (r = brig_process_become (pr, err)) < 0)
     return r;
 
   if (a->exec_fd >= 0)
@@ -297,6 +315,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       if (r < 0)
         return r;
     }
+  if (pr->p == NULL)
+    return brig_error_set (err, EINVAL, "config.json has no process to start");
   return brig_process_exec (pr, err);
 }
 
@@ -336,10 +356,11 @@ brig_init_main (struct brig_init_args *a)
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);
-  close_inherited_fds (a->o->preserve_fds);
+  close_inherited_fds (a->o->listen_fds + a->o->preserve_fds);
   reset_signal_mask ();
   brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
   pr.seccomp_early = a->seccomp_early;
+  pr.listen_fds = a->o->listen_fds;
 
   run_init (&s, &pr, &err);
   if (s.parent_listens)

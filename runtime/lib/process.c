@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -113,6 +115,40 @@ brig_process_set_user (const oci_user *u, brig_error *err)
   if (setresuid (uid, uid, uid) < 0)
     return brig_error_errno (err, "setuid %u (process.user.uid)", (unsigned) uid);
   umask (mask);
+  return 0;
+}
+
+int
+brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
+{
+  struct stat pts;
+  bool have_pts = stat ("/dev/pts", &pts) == 0;
+
+  for (int fd = 0; fd < 3; fd++)
+    {
+      struct stat st;
+      if (fstat (fd, &st) < 0 || st.st_uid == uid)
+        continue;
+      /* Only what the user could not reopen through /proc/self/fd/N: a pipe,
+       * a socket, or a terminal of the container's own devpts (the pty brig
+       * made). /dev/null, regular files and the caller's terminal on the
+       * host are left alone: the process still uses them through its fds. */
+      if (S_ISCHR (st.st_mode))
+        {
+          if (!have_pts || st.st_dev != pts.st_dev || !isatty (fd))
+            continue;
+        }
+      else if (!S_ISFIFO (st.st_mode) && !S_ISSOCK (st.st_mode))
+        continue;
+      if (fchown (fd, uid, (gid_t) -1) == 0)
+        continue;
+      /* EINVAL: uid is not mapped in this user namespace; EPERM: the owner
+       * is not (or a seccomp filter refuses); EROFS: a read-only /dev. The
+       * process can still use the fd it has: go on as runc does. */
+      if (errno == EINVAL || errno == EPERM || errno == EROFS)
+        continue;
+      return brig_error_errno (err, "chown stdio fd %d to uid %u", fd, (unsigned) uid);
+    }
   return 0;
 }
 
@@ -234,6 +270,68 @@ brig_process_build_env (const oci_process *p)
 }
 
 int
+brig_process_validate_env (const oci_process *p, brig_error *err)
+{
+  /* execve would pass "FOO" along, and what a program makes of an entry
+   * without '=' is undefined: refused, as runc does. */
+  for (size_t i = 0; p && p->env && i < p->env_len; i++)
+    if (p->env[i] == NULL || strchr (p->env[i], '=') == NULL || p->env[i][0] == '=')
+      return brig_error_set (err, EINVAL, "process.env[%zu]: invalid environment variable \"%s\"",
+                             i, p->env[i] ? p->env[i] : "");
+  return 0;
+}
+
+int
+brig_process_listen_fds (void)
+{
+  const char *fds = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  char *end;
+  long n, owner;
+
+  if (fds == NULL || pid == NULL)
+    return 0;
+  errno = 0;
+  owner = strtol (pid, &end, 10);
+  if (errno || end == pid || *end || owner != (long) getpid ())
+    return 0;
+  n = strtol (fds, &end, 10);
+  if (errno || end == fds || *end || n <= 0 || n > INT_MAX - 3)
+    return 0;
+  return (int) n;
+}
+
+/* Replace or append NAME=value in the malloc'd vector *env. */
+static void
+env_put (char ***env, const char *name, const char *value)
+{
+  size_t n = strlen (name), k = 0;
+  char *kv = xasprintf ("%s=%s", name, value);
+
+  for (; (*env)[k]; k++)
+    if (strncmp ((*env)[k], name, n) == 0 && (*env)[k][n] == '=')
+      {
+        free ((*env)[k]);
+        (*env)[k] = kv;
+        return;
+      }
+  *env = xrealloc (*env, (k + 2) * sizeof (char *));
+  (*env)[k] = kv;
+  (*env)[k + 1] = NULL;
+}
+
+void
+brig_process_add_listen_env (char ***env, int listen_fds)
+{
+  char buf[16];
+
+  snprintf (buf, sizeof buf, "%d", listen_fds);
+  env_put (env, "LISTEN_FDS", buf);
+  /* The pid the process will have: execve keeps ours (1 in a new pid ns). */
+  snprintf (buf, sizeof buf, "%d", (int) getpid ());
+  env_put (env, "LISTEN_PID", buf);
+}
+
+int
 brig_process_close_fds (int preserve_fds, brig_error *err)
 {
   unsigned int first = 3 + (unsigned int) (preserve_fds > 0 ? preserve_fds : 0);
@@ -331,6 +429,9 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   bool chdir_done = false;
   int r;
 
+  r = brig_process_fix_stdio_owner (u && u->has_uid ? u->uid : 0, err);
+  if (r < 0)
+    return r;
   r = brig_process_set_rlimits (p, err);
   if (r < 0)
     return r;
@@ -369,6 +470,8 @@ brig_process_become (struct brig_process *pr, brig_error *err)
       return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
   }
   pr->envp = brig_process_build_env (p);
+  if (pr->listen_fds > 0)
+    brig_process_add_listen_env (&pr->envp, pr->listen_fds);
   r = brig_process_find_executable (p->args ? p->args[0] : NULL, pr->envp, &pr->exec_path, err);
   if (r < 0)
     return r;
@@ -382,7 +485,7 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
 {
   int r;
 
-  r = brig_process_close_fds (pr->preserve_fds, err);
+  r = brig_process_close_fds (pr->listen_fds + pr->preserve_fds, err);
   if (r < 0)
     return r;
   /* Nothing but execve may follow the filter. */

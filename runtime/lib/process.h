@@ -2,11 +2,13 @@
  * asks of the process that finally calls execve. The container init and
  * `brig exec` share this sequence, in this order:
  *
- *   brig_process_become:   rlimits, capabilities kept across the uid change
+ *   brig_process_become:   stdio owner (fix_stdio_owner), rlimits,
+ *                          capabilities kept across the uid change
  *                          (brig_caps_prepare), seccomp now when it must be
  *                          loaded while privileged, groups/gid/uid/umask,
  *                          capabilities (brig_caps_apply), cwd, PATH lookup
- *                          as the user, no_new_privs
+ *                          as the user, no_new_privs, LISTEN_FDS and
+ *                          LISTEN_PID when socket-activated
  *   ... (the init waits for `start` and runs startContainer hooks here)
  *   brig_process_exec:     seccomp (if not loaded yet: last), every fd but
  *                          stdio and the preserved ones marked close-on-exec,
@@ -31,7 +33,10 @@ struct brig_process {
                                needed without noNewPrivileges and for
                                SCMP_ACT_NOTIFY (the listener fd must reach the
                                parent while it waits) */
-  int preserve_fds;         /* fds 3 .. 3+preserve_fds-1 stay open */
+  int listen_fds;           /* socket activation: fds 3 .. 3+listen_fds-1
+                               stay open (before the preserved ones) and
+                               LISTEN_FDS/LISTEN_PID go into the env */
+  int preserve_fds;         /* the next preserve_fds fds stay open */
   /* Filled by brig_process_become: */
   char *exec_path;          /* resolved executable (malloc'd) */
   char **envp;              /* environment for execve (malloc'd) */
@@ -63,6 +68,22 @@ int brig_process_set_rlimits (const oci_process *p, brig_error *err);
 /* setgroups(additionalGids) (skipped when /proc/self/setgroups is "deny"),
  * setresgid, setresuid and umask (default 0022) from user (NULL: root). */
 int brig_process_set_user (const oci_user *u, brig_error *err);
+
+/* Give stdio that is a pipe, a socket or a pty of the container's /dev/pts
+ * (not /dev/null, a file or a host terminal) to uid, so the process can
+ * reopen it through /proc/self/fd/N after the uid change, as runc does;
+ * refusals (EINVAL, EPERM, EROFS) are skipped. Call inside the root. */
+int brig_process_fix_stdio_owner (uid_t uid, brig_error *err);
+
+/* Every process.env entry is NAME=value with a non-empty NAME. */
+int brig_process_validate_env (const oci_process *p, brig_error *err);
+
+/* systemd socket activation: LISTEN_FDS of brig's environment when its
+ * LISTEN_PID is brig's own pid, else 0. */
+int brig_process_listen_fds (void);
+
+/* Set LISTEN_FDS=listen_fds and LISTEN_PID=getpid() in the malloc'd env. */
+void brig_process_add_listen_env (char ***env, int listen_fds);
 
 /* chdir into cwd (relative to the current root). */
 int brig_process_chdir (const char *cwd, brig_error *err);

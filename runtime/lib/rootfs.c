@@ -500,6 +500,29 @@ needs_dev_setup (const oci_config *cfg)
   return true;
 }
 
+/* Without a mount namespace of its own the container shares the runtime's
+ * (runtime-spec: a namespace type not listed is inherited), which is the
+ * host's mount table: brig changes nothing in it. The rootfs is entered with
+ * chroot (rootfs_pivot) and what the config would mount is left out, with a
+ * warning naming it (create refuses maskedPaths, readonlyPaths and
+ * root.readonly then: restrictions are not dropped silently). */
+static void
+warn_unmounted (const oci_config *cfg)
+{
+  const oci_linux *l = cfg->linux;
+  const char *parts[2];
+  size_t n = 0;
+
+  if (cfg->mounts_len)
+    parts[n++] = "mounts";
+  if (l && l->devices_len)
+    parts[n++] = "linux.devices";
+  if (n > 0)
+    brig_warn ("linux.namespaces has no mount namespace: %s%s%s are not applied (the "
+               "container shares the runtime's mount table, which brig does not change)",
+               parts[0], n > 1 ? " and " : "", n > 1 ? parts[1] : "");
+}
+
 int
 rootfs_prepare (const oci_config *cfg, const char *rootfs,
                 const struct brig_rootfs_opts *opts, brig_error *err)
@@ -511,6 +534,11 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
 
   if (pname && *pname && (prop = brig_mount_propagation_parse (pname)) == 0)
     return brig_error_set (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not valid", pname);
+  if (!rootfs_has_namespace (cfg, "mount"))
+    {
+      warn_unmounted (cfg);
+      return 0;
+    }
   /* The rootfs is bind-mounted from the mount holding it, which must stay
    * bindable: [r]unbindable is applied to the new root after pivot_root. */
   if (prop & MS_UNBINDABLE)

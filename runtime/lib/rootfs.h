@@ -33,13 +33,15 @@ int rootfs_validate (const oci_config *cfg, brig_error *err);
 /* Before pivot: make mounts private/slave per rootfsPropagation, bind the
  * rootfs onto itself, apply every entry of cfg->mounts in order, set up /dev
  * (default nodes, linux.devices, /dev/pts/ptmx, /dev/fd and std links,
- * /dev/console). rootfs is the absolute host path of root.path. */
+ * /dev/console). rootfs is the absolute host path of root.path. Without a
+ * mount namespace in cfg it mounts nothing and warns about what it skips. */
 int rootfs_prepare (const oci_config *cfg, const char *rootfs,
                     const struct brig_rootfs_opts *opts, brig_error *err);
 
 /* Make rootfs the process's root (pivot_root, or MS_MOVE + chroot with
- * no_pivot), detach the old root and chdir("/"). */
-int rootfs_pivot (const char *rootfs, bool no_pivot, brig_error *err);
+ * no_pivot; plain chroot when cfg has no mount namespace), detach the old
+ * root and chdir("/"). */
+int rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig_error *err);
 
 /* After pivot: maskedPaths, readonlyPaths, root.readonly, and the final
  * propagation of "/". */

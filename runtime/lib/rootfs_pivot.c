@@ -75,14 +75,23 @@ reopen_dev_null (void)
 }
 
 int
-rootfs_pivot (const char *rootfs, bool no_pivot, brig_error *err)
+rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig_error *err)
 {
   _cleanup_close_ int oldroot = -1, newroot = -1;
 
   newroot = open (rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (newroot < 0)
     return brig_error_errno (err, "open the rootfs %s", rootfs);
-  if (no_pivot)
+  if (!rootfs_has_namespace (cfg, "mount"))
+    {
+      /* The runtime's mount namespace: pivot_root or MS_MOVE would change
+         the host's mount table, chroot changes only this process. */
+      if (fchdir (newroot) < 0)
+        return brig_error_errno (err, "chdir %s", rootfs);
+      if (chroot (".") < 0)
+        return brig_error_errno (err, "chroot %s", rootfs);
+    }
+  else if (no_pivot)
     {
       _cleanup_free_ char *real = realpath (rootfs, NULL);
       if (real == NULL)
@@ -123,28 +132,14 @@ rootfs_pivot (const char *rootfs, bool no_pivot, brig_error *err)
   return 0;
 }
 
-/* An empty read-only tmpfs, as a detached mount (fsopen/fsmount). */
+/* Mask path: an empty read-only tmpfs over a directory (one mount(2): the
+ * fsopen/fsconfig/fsmount/move_mount way takes six syscalls), the
+ * container's /dev/null over anything else. *devnull caches that node's
+ * fd across calls (-1 at first; the caller closes it). */
 static int
-empty_ro_tmpfs (void)
-{
-  _cleanup_close_ int fs = (int) syscall (SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-  int mnt;
-
-  if (fs < 0)
-    return -errno;
-  if (syscall (SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0
-      || syscall (SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0
-      || syscall (SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-    return -errno;
-  mnt = (int) syscall (SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
-  return mnt < 0 ? -errno : mnt;
-}
-
-static int
-mask_path (int rootfd, const char *path, brig_error *err)
+mask_path (int rootfd, const char *path, int *devnull, brig_error *err)
 {
   _cleanup_close_ int target = brig_path_open_in_root (rootfd, path, O_PATH);
-  _cleanup_close_ int src = -1;
   struct stat st;
   int r;
 
@@ -155,22 +150,21 @@ mask_path (int rootfd, const char *path, brig_error *err)
   if (fstat (target, &st) < 0)
     return brig_error_errno (err, "mask %s", path);
   if (S_ISDIR (st.st_mode))
-    {
-      src = empty_ro_tmpfs ();
-      if (src == -ENOSYS)
-        r = brig_mount_onto_fd ("tmpfs", target, "tmpfs", MS_RDONLY, NULL);
-      else
-        r = src < 0 ? src : brig_move_mount_to_fd (src, target);
-    }
+    r = brig_mount_onto_fd ("tmpfs", target, "tmpfs", MS_RDONLY, NULL);
   else
     {
       struct stat nst;
-      src = brig_path_open_in_root (rootfd, "/dev/null", O_PATH);
-      if (src < 0)
-        return brig_error_set (err, -src, "mask %s: open /dev/null", path);
-      if (fstat (src, &nst) < 0 || !S_ISCHR (nst.st_mode) || nst.st_rdev != makedev (1, 3))
-        return brig_error_set (err, EINVAL, "mask %s: /dev/null is not the null device", path);
-      r = brig_bind_fd_onto_fd (src, target, false, NULL);
+      if (*devnull < 0)
+        {
+          int fd = brig_path_open_in_root (rootfd, "/dev/null", O_PATH);
+          if (fd < 0)
+            return brig_error_set (err, -fd, "mask %s: open /dev/null", path);
+          *devnull = fd;
+          if (fstat (fd, &nst) < 0 || !S_ISCHR (nst.st_mode) || nst.st_rdev != makedev (1, 3))
+            return brig_error_set (err, EINVAL, "mask %s: /dev/null is not the null device",
+                                   path);
+        }
+      r = brig_bind_fd_onto_fd (*devnull, target, false, NULL);
     }
   if (r < 0)
     return brig_error_set (err, -r, "mask %s", path);
@@ -257,16 +251,20 @@ int
 rootfs_finalize (const oci_config *cfg, brig_error *err)
 {
   _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_close_ int devnull = -1;
   const oci_linux *l = cfg->linux;
   int r;
 
   if (rootfd < 0)
     return brig_error_errno (err, "open /");
+  /* Nothing to do in the runtime's mount namespace (see rootfs_prepare). */
+  if (!rootfs_has_namespace (cfg, "mount"))
+    return 0;
   for (size_t i = 0; l && i < l->readonly_paths_len; i++)
     if ((r = readonly_path (rootfd, l->readonly_paths[i], err)) < 0)
       return r;
   for (size_t i = 0; l && i < l->masked_paths_len; i++)
-    if ((r = mask_path (rootfd, l->masked_paths[i], err)) < 0)
+    if ((r = mask_path (rootfd, l->masked_paths[i], &devnull, err)) < 0)
       return r;
   if (dev_wants_ro (cfg) && (r = make_mount_readonly (rootfd, "/dev", err)) < 0)
     return r;

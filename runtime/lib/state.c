@@ -326,10 +326,11 @@ brig_container_refresh (brig_container *c)
       c->status = BRIG_STATUS_STOPPED;
       return;
     }
-  if (faccessat (c->dirfd, BRIG_EXEC_SOCKET, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    c->status = BRIG_STATUS_CREATED;
-  else if (is_frozen (&c->st))
+  /* Frozen first: a created container can be paused too (as in runc). */
+  if (is_frozen (&c->st))
     c->status = BRIG_STATUS_PAUSED;
+  else if (faccessat (c->dirfd, BRIG_EXEC_SOCKET, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    c->status = BRIG_STATUS_CREATED;
   else
     c->status = BRIG_STATUS_RUNNING;
 }

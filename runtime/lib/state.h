@@ -25,6 +25,8 @@
 
 /* The file whose presence means "created" (see above). */
 #define BRIG_EXEC_SOCKET "exec.sock"
+/* Present when config.json has no process: start must fail (spec 1.3). */
+#define BRIG_NO_PROCESS_MARKER "no-process"
 
 enum brig_status {
   BRIG_STATUS_CREATING,

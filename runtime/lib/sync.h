@@ -21,6 +21,8 @@ enum brig_sync_type {
   BRIG_SYNC_HOOKS_DONE,   /* P->C: data: the state JSON for createContainer */
   BRIG_SYNC_READY,        /* C->P: set up, waiting to exec; fd: seccomp notify */
   BRIG_SYNC_ERROR,        /* C->P: code: errno, data: message */
+  BRIG_SYNC_NETDEV,       /* C->P: network ns in place: move linux.netDevices */
+  BRIG_SYNC_NETDEV_DONE,  /* P->C: moved */
 };
 
 struct brig_sync_msg {

@@ -227,3 +227,36 @@ brig_proc_start_time (pid_t pid)
     start = strtoull (p, NULL, 10);
   return start;
 }
+
+char *
+brig_passwd_field (uid_t uid, int field)
+{
+  _cleanup_fclose_ FILE *f = fopen ("/etc/passwd", "re");
+  char line[1024];
+
+  if (f == NULL || field < 0 || field > 6)
+    return NULL;
+  while (fgets (line, sizeof line, f))
+    {
+      char *fields[7] = { NULL };
+      char *s = line, *end;
+      int n = 0;
+      unsigned long v;
+
+      line[strcspn (line, "\n")] = '\0';
+      for (; n < 7 && s; n++)
+        {
+          fields[n] = s;
+          s = strchr (s, ':');
+          if (s)
+            *s++ = '\0';
+        }
+      if (n <= field || n < 3)
+        continue;
+      v = strtoul (fields[2], &end, 10);
+      if (end == fields[2] || *end != '\0' || v != uid)
+        continue;
+      return xstrdup (fields[field]);
+    }
+  return NULL;
+}

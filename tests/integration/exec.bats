@@ -88,6 +88,15 @@ start_container() {
 	[[ "$output" =~ groups=.*29 ]]
 }
 
+@test "exec: an --env without '=' is refused" {
+	start_container
+	run brig exec -e FOO ctr true
+	echo "$output"
+	[ "$status" -eq 255 ]
+	assert_contains "$output" 'invalid environment variable'
+	assert_contains "$output" 'FOO'
+}
+
 @test "exec: defaults come from the container's config" {
 	update_config '.process.env += ["FROM_CONFIG=yes"] | .process.cwd = "/root"
 		| .process.user = { "uid": 1, "gid": 1 }'
@@ -111,6 +120,76 @@ start_container() {
 	run brig exec --process "$BUNDLE/process.json" ctr
 	[ "$status" -eq 5 ]
 	assert_contains "$output" "proc=from-json uid=65534 cwd=/var"
+}
+
+@test "exec: a process.json without capabilities gets the container's" {
+	start_container
+	cat >"$BUNDLE/process.json" <<-'EOF'
+	{ "cwd": "/", "env": [ "PATH=/bin" ], "args": [ "grep", "^CapBnd", "/proc/self/status" ] }
+	EOF
+	run brig exec --process "$BUNDLE/process.json" ctr
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the config's three capabilities: KILL, NET_BIND_SERVICE, AUDIT_WRITE
+	[ "$(awk '{ print $2 }' <<<"$output")" = 0000000020000420 ]
+	[ "$(awk '{ print $2 }' <<<"$output")" = "$(awk '$1 == "CapBnd:" { print $2 }' "/proc/$INIT/status")" ]
+}
+
+@test "exec: a non-root user can reopen its stdio: pipes and the pty" {
+	start_container
+	# Pipes made by root are mode 0600: the runtime hands them to the user
+	# before the uid change, or /proc/self/fd/N (/dev/stdout) is refused.
+	run bash -c "$RUNTIME --root $ROOT exec -u 1000:1000 ctr sh -c 'id -u; echo out-reopened >/proc/self/fd/1 && echo err-reopened >/dev/stderr' 2>&1 | cat"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "1000"
+	assert_contains "$output" "out-reopened"
+	assert_contains "$output" "err-reopened"
+	# The same user from a process.json.
+	cat >"$BUNDLE/process.json" <<-'EOF'
+	{ "user": { "uid": 65534, "gid": 65534 }, "cwd": "/",
+	  "env": [ "PATH=/bin" ], "args": [ "sh", "-c", "echo json-reopened >/proc/self/fd/1" ] }
+	EOF
+	run bash -c "$RUNTIME --root $ROOT exec --process $BUNDLE/process.json ctr | cat"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "json-reopened" ]
+}
+
+@test "exec: the caller's own terminal keeps its owner" {
+	requires program:script
+	start_container
+	# stdio is a pty of the host (script's); exec without -t as a user.
+	run script -qec "stat -c before=%u \$(tty); $RUNTIME --root $ROOT exec -u 1000 ctr sh -c 'echo in=\$(id -u)'; stat -c after=%u \$(tty)" /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "in=1000"
+	local before after
+	before="$(sed -n 's/^before=\([0-9]*\).*/\1/p' <<<"$output")"
+	after="$(sed -n 's/^after=\([0-9]*\).*/\1/p' <<<"$output")"
+	[ -n "$before" ]
+	[ "$before" = "$after" ]
+}
+
+@test "exec: LISTEN_FDS is for create and run only, as in runc" {
+	start_container
+	echo activated >"$BUNDLE/sock"
+	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" exec ctr sh -c "echo fds=\$LISTEN_FDS; ls /proc/self/fd | sort -n | tr \"\\n\" \" \""' \
+		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/sock"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "fds=" ]
+	[[ "${lines[1]}" =~ ^"0 1 2 "(3 )?$ ]]
+}
+
+@test "exec: -t with a non-root user: the pty belongs to the user" {
+	requires program:script
+	start_container
+	run script -qec "$RUNTIME --root $ROOT exec -t -u 1000:1000 ctr sh -c 'echo tty-reopened >/proc/self/fd/1 && stat -c owner=%u \$(tty)'" /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "tty-reopened"
+	assert_contains "$output" "owner=1000"
 }
 
 @test "exec: -d returns at once and --pid-file names the process in the container" {
@@ -174,6 +253,19 @@ start_container() {
 	# CAP_SYS_ADMIN is bit 21, absent from the config's set.
 	[ $(( 0x$base & (1 << 21) )) -eq 0 ]
 	[ $(( 0x$eff & (1 << 21) )) -ne 0 ]
+	# Never inheritable (CVE-2022-29162), so never ambient either: a
+	# non-root user does not keep it across execve.
+	run brig exec --cap CAP_SYS_ADMIN ctr sh -c 'grep -E "^Cap(Inh|Amb)" /proc/self/status'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local inh amb
+	inh="$(awk '$1 == "CapInh:" { print $2 }' <<<"$output")"
+	amb="$(awk '$1 == "CapAmb:" { print $2 }' <<<"$output")"
+	[ $(( 0x$inh & (1 << 21) )) -eq 0 ]
+	[ $(( 0x$amb & (1 << 21) )) -eq 0 ]
+	run brig exec -u 1000 --cap CAP_SYS_ADMIN ctr sh -c 'grep -E "^CapEff" /proc/self/status'
+	[ "$status" -eq 0 ]
+	[ $(( 0x$(awk '{ print $2 }' <<<"$output") & (1 << 21) )) -eq 0 ]
 }
 
 @test "exec: a missing executable is named" {

@@ -36,8 +36,18 @@ run_in() {
 	assert_contains "$output" "HOME=/home"
 	# nothing of brig's own environment leaks (TERM from the default config
 	# was replaced, BATS_* never passed)
-	! grep -q '^TERM=' <<<"$output"
-	! grep -q '^BATS' <<<"$output"
+	! grep -q '^TERM=' <<<"$output" || false
+	! grep -q '^BATS' <<<"$output" || false
+}
+
+@test "process: an env entry without '=' fails create" {
+	update_config '.process.env = ["PATH=/bin", "NOEQUALS"]'
+	run_in 'echo started'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_contains "$output" 'invalid environment variable'
+	assert_contains "$output" 'NOEQUALS'
+	[[ "$output" != *started* ]]
 }
 
 @test "process: an explicit HOME is kept" {
@@ -169,6 +179,88 @@ run_in() {
 	run brig run ctr </dev/null 3<"$BUNDLE/p3"
 	[ "$status" -ne 0 ]
 	[[ "${lines[0]}" =~ ^"0 1 2 "(3 )?$ ]]
+}
+
+@test "process: socket activation passes LISTEN_FDS fds and sets LISTEN_FDS/LISTEN_PID" {
+	echo activated >"$BUNDLE/sock"
+	echo preserved >"$BUNDLE/p"
+	run_in 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID"; cat <&3; cat <&4; ls /proc/self/fd | sort -n | tr "\n" " "'
+	# LISTEN_PID must be the runtime's own pid: exec it from the shell that
+	# sets it. The listen fds come first (3), then --preserve-fds (4); 5 is
+	# closed.
+	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" run --preserve-fds 1 ctr' \
+		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/sock" 4<"$BUNDLE/p" 5</dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# pid 1: the process is the init of a new pid namespace
+	[ "${lines[0]}" = "fds=1 pid=1" ]
+	[ "${lines[1]}" = activated ]
+	[ "${lines[2]}" = preserved ]
+	[[ "${lines[3]}" =~ ^"0 1 2 3 4 "(5 )?$ ]]
+	# LISTEN_PID of another process: the fds are not the runtime's to pass.
+	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=1; exec "$0" --root "$1" run ctr' \
+		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/sock"
+	echo "$output"
+	[ "${lines[0]}" = "fds= pid=" ]
+	assert_contains "$output" "3: Bad file descriptor"
+	[[ "${lines[-1]}" =~ ^"0 1 2 "(3 )?$ ]]
+}
+
+@test "process: socket activation without a pid namespace: LISTEN_PID is the process's pid" {
+	# runc always writes LISTEN_PID=1, which names the host's init here.
+	requires brig
+	echo activated >"$BUNDLE/p3"
+	update_config '.linux.namespaces -= [{"type": "pid"}]'
+	run_in 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID me=$$"; cat <&3'
+	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" run ctr' \
+		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/p3"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^fds=1\ pid=([0-9]+)\ me=([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+	[ "${BASH_REMATCH[1]}" -gt 1 ]
+	[ "${lines[1]}" = activated ]
+}
+
+@test "process: socket activation with create and start" {
+	requires command:create command:start
+	echo activated >"$BUNDLE/sock"
+	update_config '.process.args = ["sh", "-c", "echo \"fds=$LISTEN_FDS\"; cat <&3"]'
+	sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" create ctr' \
+		"$RUNTIME" "$ROOT" </dev/null >"$BUNDLE/out" 2>&1 3<"$BUNDLE/sock"
+	brig start ctr
+	wait_for_status ctr stopped
+	cat "$BUNDLE/out"
+	[ "$(cat "$BUNDLE/out")" = "$(printf 'fds=1\nactivated')" ]
+}
+
+@test "process: a non-root user can reopen its stdio pipes" {
+	update_config '.process.user = {"uid": 1000, "gid": 1000}'
+	# bats captures stdout and stderr through a pipe made by root (mode 0600).
+	run_in 'echo out-reopened >/proc/self/fd/1 && echo err-reopened >/dev/stderr && stat -L -c owner=%u /proc/self/fd/1'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "out-reopened"
+	assert_contains "$output" "err-reopened"
+	assert_contains "$output" "owner=1000"
+	# /dev/null and files are not the user's to take (runc's foreground run
+	# gives the process pipes of its own instead of the caller's stdio).
+	run_in 'stat -L -c owner=%u /proc/self/fd/0'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! is_brig || [ "$output" = "owner=0" ]
+	[ "$(stat -c %u /dev/null)" -eq 0 ]
+}
+
+@test "process: a non-root user owns its terminal" {
+	requires program:script
+	update_config '.process.user = {"uid": 1000, "gid": 1000} | .process.terminal = true
+		| .process.args = ["sh", "-c", "echo tty-reopened >/proc/self/fd/1 && stat -c owner=%u $(tty)"]'
+	run script -qec "$RUNTIME --root $ROOT run ctr" /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "tty-reopened"
+	assert_contains "$output" "owner=1000"
 }
 
 @test "process: stdio fds given to brig reach the process" {
