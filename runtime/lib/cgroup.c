@@ -643,6 +643,17 @@ brig_cgroup_path (const brig_cgroup *cg)
   return cg->path ? cg->path : "";
 }
 
+char *
+brig_cgroup_freeze_file (brig_cgroup *cg)
+{
+  const char *d;
+  if (cg->ops == &brig_cgroup_disabled_ops)
+    return NULL;
+  if ((d = brig_cgroup_v1_dir (cg, "freezer")))
+    return xasprintf ("%s/freezer.state", d);
+  return cg->unified ? xasprintf ("%s/cgroup.freeze", cg->unified) : NULL;
+}
+
 enum brig_cgroup_mode
 brig_cgroup_mode (const brig_cgroup *cg)
 {

@@ -293,6 +293,8 @@ fill_state (struct create_ctx *c)
     {
       c->st.cgroup_manager = xstrdup (brig_cgroup_manager_name (c->cg));
       c->st.cgroup_path = xstrdup (brig_cgroup_path (c->cg));
+      free (c->st.freeze_file);
+      c->st.freeze_file = brig_cgroup_freeze_file (c->cg);
     }
 }
 

@@ -138,6 +138,7 @@ brig_state_file_clear (struct brig_state_file *st)
   free (st->owner);
   free (st->cgroup_manager);
   free (st->cgroup_path);
+  free (st->freeze_file);
   if (st->annotations)
     {
       for (size_t i = 0; i < st->annotations->len; i++)
@@ -181,6 +182,7 @@ brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
     .annotations = st->annotations,
     .cgroup_manager = st->cgroup_manager,
     .cgroup_path = st->cgroup_path,
+    .freeze_file = st->freeze_file,
     .systemd_cgroup = st->systemd_cgroup, .has_systemd_cgroup = true,
     .rootless = st->rootless, .has_rootless = true,
     .new_pidns = st->new_pidns, .has_new_pidns = true,
@@ -222,6 +224,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->annotations = brig_steal_ptr (s->annotations);
   st->cgroup_manager = brig_steal_ptr (s->cgroup_manager);
   st->cgroup_path = brig_steal_ptr (s->cgroup_path);
+  st->freeze_file = brig_steal_ptr (s->freeze_file);
   st->pid = (pid_t) s->pid;
   st->pid_start_time = s->pid_start_time;
   st->systemd_cgroup = s->systemd_cgroup;
@@ -290,6 +293,15 @@ is_frozen (const struct brig_state_file *st)
 
   if (st->cgroup_manager == NULL || st->cgroup_path == NULL)
     return false;
+  /* The file recorded at create answers without loading the cgroup (which
+   * reads the host's mount table): one read on every status check. */
+  if (st->freeze_file)
+    {
+      _cleanup_free_ char *v = NULL;
+      if (brig_read_file_at (AT_FDCWD, st->freeze_file, &v, NULL, NULL) < 0)
+        return false;
+      return strncmp (v, "FROZEN", 6) == 0 || v[0] == '1';
+    }
   if (brig_cgroup_load (st->cgroup_manager, st->cgroup_path, &cg, NULL) < 0)
     return false;
   r = brig_cgroup_is_frozen (cg);

@@ -50,6 +50,7 @@ struct brig_state_file {
   oci_map *annotations;    /* config.json annotations, may be NULL */
   char *cgroup_manager;    /* brig_cgroup_manager_name() */
   char *cgroup_path;       /* brig_cgroup_path() */
+  char *freeze_file;       /* brig_cgroup_freeze_file(), may be NULL */
   bool systemd_cgroup;     /* created with --systemd-cgroup */
   bool rootless;           /* created in rootless mode */
   bool new_pidns;          /* the container has its own pid namespace */
