@@ -127,7 +127,7 @@ status_of() {
 	echo "$output"
 	[ "$status" -ne 0 ]
 	# criu's log in --work-path says why; brig quotes it, runc points to it
-	grep -q "$criu_err" "$WORK/dump.log"
+	grep -qF -- "$criu_err" "$WORK/dump.log"
 	if is_brig; then
 		assert_contains "$output" "criu dump failed"
 		assert_contains "$output" "$criu_err"
