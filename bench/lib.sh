@@ -69,6 +69,10 @@ RUNTIMES=(brig runc)
 declare -A BIN=([brig]="$BRIG" [runc]="$RUNC")
 HOLDER_PID=""
 declare -a EXTRA_PIDS=()
+# The shared parent /brig-bench in each hierarchy: removed at the end where
+# this run made it and it is empty (another run may still be using it).
+bench_parents() { ls -d /sys/fs/cgroup/*/brig-bench /sys/fs/cgroup/brig-bench 2>/dev/null; }
+PARENTS_BEFORE=" $(bench_parents | tr '\n' ' ') "
 
 cleanup() {
 	local rt id d root
@@ -87,6 +91,9 @@ cleanup() {
 	[ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null && wait "$HOLDER_PID" 2>/dev/null
 	for d in /sys/fs/cgroup/*/"$CG_PARENT" /sys/fs/cgroup/unified/"$CG_PARENT"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	for d in $(bench_parents); do
+		[[ "$PARENTS_BEFORE" == *" $d "* ]] || rmdir "$d" 2>/dev/null
 	done
 	rm -rf "$WORK"
 }

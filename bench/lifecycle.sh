@@ -65,6 +65,10 @@ command -v jq >/dev/null || die "jq not found"
 WORK="$(mktemp -d /tmp/brig-bench.XXXXXX)"
 TAG="$(basename "$WORK")"
 CG_PARENT="brig-bench"
+# The shared parent /brig-bench in each hierarchy: removed at the end where
+# this run made it and it is empty (another run may still be using it).
+bench_parents() { ls -d /sys/fs/cgroup/*/brig-bench /sys/fs/cgroup/brig-bench 2>/dev/null; }
+PARENTS_BEFORE=" $(bench_parents | tr '\n' ' ') "
 RUNTIMES=(brig runc)
 declare -A BIN=([brig]="$BRIG" [runc]="$RUNC")
 if [ -n "${CRUN:-}" ]; then
@@ -83,6 +87,9 @@ cleanup() {
 	done
 	for d in /sys/fs/cgroup/*/"$CG_PARENT"/"$TAG"-* /sys/fs/cgroup/"$CG_PARENT"/"$TAG"-*; do
 		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
+	for d in $(bench_parents); do
+		[[ "$PARENTS_BEFORE" == *" $d "* ]] || rmdir "$d" 2>/dev/null
 	done
 	rm -rf "$WORK"
 }

@@ -31,7 +31,43 @@ BATS_JOBS="${BATS_JOBS:-1}"
 export SRCDIR BUILDDIR BRIG
 
 LOGDIR="$(mktemp -d "${TMPDIR:-/tmp}/brig-check.XXXXXX")"
-trap 'rm -rf "$LOGDIR"' EXIT
+
+# Every state root, bundle and cgroup the bats files make carries this tag
+# (tests/integration/helpers.bash), so what a suite killed by its timeout
+# leaves behind (its teardown never ran) can be found, and only that.
+BRIG_TEST_TAG="run$$"
+export BRIG_TEST_TAG
+TEST_CG_PARENT=brig-test
+test_cg_parents() {
+	ls -d /sys/fs/cgroup/*/"$TEST_CG_PARENT" /sys/fs/cgroup/"$TEST_CG_PARENT" 2>/dev/null
+}
+cg_parents_before=" $(test_cg_parents | tr '\n' ' ') "
+
+# sweep_test_leftovers: this run's containers (force-deleted), state roots,
+# bundles and cgroups (their processes killed first); then the shared test
+# cgroup parent where this run made it and nothing else is left in it.
+sweep_test_leftovers() {
+	local root id d
+	for root in /tmp/brig-test-root."$BRIG_TEST_TAG"-*; do
+		[ -d "$root" ] || continue
+		for id in $("$BRIG" --root "$root" list -q 2>/dev/null); do
+			"$BRIG" --root "$root" delete --force "$id" >/dev/null 2>&1
+		done
+		rm -rf "$root"
+	done
+	rm -rf /tmp/brig-test-bundle."$BRIG_TEST_TAG"-*
+	for d in /sys/fs/cgroup/*/"$TEST_CG_PARENT"/brig-test-bundle."$BRIG_TEST_TAG"-* \
+		/sys/fs/cgroup/"$TEST_CG_PARENT"/brig-test-bundle."$BRIG_TEST_TAG"-*; do
+		[ -d "$d" ] || continue
+		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	for d in $(test_cg_parents); do
+		[[ "$cg_parents_before" == *" $d "* ]] || rmdir "$d" 2>/dev/null
+	done
+	return 0
+}
+trap 'sweep_test_leftovers; rm -rf "$LOGDIR"' EXIT
 
 total_pass=0 total_fail=0 total_skip=0
 summary=()
@@ -178,6 +214,7 @@ for s in fuzz vm; do
 done
 
 run_bats_files
+sweep_test_leftovers
 
 # The engine (podman, containerd) and OCI conformance suites always run
 # (each skips by itself when its tools are missing: see tests/engines and

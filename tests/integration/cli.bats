@@ -7,7 +7,7 @@ load helpers
 
 setup() {
 	requires brig
-	ROOT="$(mktemp -d /tmp/brig-test-root.XXXXXX)"
+	ROOT="$(test_tmpdir root)"
 	LOGFILE="$ROOT.log"
 }
 

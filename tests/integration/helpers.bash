@@ -116,13 +116,21 @@ write_default_config() {
 	EOF
 }
 
-# setup_bundle: create $ROOT (state) and $BUNDLE (config.json + rootfs).
+# test_tmpdir KIND: a new /tmp/brig-test-KIND.* directory. BRIG_TEST_TAG
+# (set by tests/run-tests.sh) marks what this run made, so the runner can
+# remove it when a killed bats never ran its teardown.
+test_tmpdir() {
+	mktemp -d "/tmp/brig-test-$1.${BRIG_TEST_TAG:+$BRIG_TEST_TAG-}XXXXXX"
+}
+
+# setup_bundle: create $ROOT (state; kept when the test's setup made one)
+# and $BUNDLE (config.json + rootfs).
 # The bundle's containers go to the cgroup /brig-test/$CGROUP_NAME (see
 # set_cgroup_path to give several containers of one bundle their own).
 setup_bundle() {
 	build_rootfs_template
-	ROOT="$(mktemp -d /tmp/brig-test-root.XXXXXX)"
-	BUNDLE="$(mktemp -d /tmp/brig-test-bundle.XXXXXX)"
+	[ -n "${ROOT:-}" ] && [ -d "$ROOT" ] || ROOT="$(test_tmpdir root)"
+	BUNDLE="$(test_tmpdir bundle)"
 	CGROUP_NAME="$(basename "$BUNDLE")"
 	chmod 0755 "$BUNDLE"
 	cp -a "$ROOTFS_CACHE" "$BUNDLE/rootfs"
