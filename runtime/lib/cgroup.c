@@ -654,6 +654,17 @@ brig_cgroup_freeze_file (brig_cgroup *cg)
   return cg->unified ? xasprintf ("%s/cgroup.freeze", cg->unified) : NULL;
 }
 
+int
+brig_cgroup_freeze_file_frozen (const char *file)
+{
+  _cleanup_free_ char *v = NULL;
+  int r = brig_read_file_at (AT_FDCWD, file, &v, NULL, NULL);
+  if (r < 0)
+    return r == -ENOENT ? 0 : r;
+  /* v1 freezer.state: THAWED, FREEZING or FROZEN; v2 cgroup.freeze: 0 or 1 */
+  return strncmp (v, "FROZEN", 6) == 0 || v[0] == '1';
+}
+
 enum brig_cgroup_mode
 brig_cgroup_mode (const brig_cgroup *cg)
 {

@@ -59,6 +59,8 @@ const char *brig_cgroup_path (const brig_cgroup *cg);
 /* The file that says whether the cgroup is frozen ("FROZEN" in a v1
  * freezer.state, "1" in a v2 cgroup.freeze), or NULL without one. */
 char *brig_cgroup_freeze_file (brig_cgroup *cg);
+/* 1 when that file says frozen, 0 when it does not or is gone, or -errno. */
+int brig_cgroup_freeze_file_frozen (const char *file);
 int brig_cgroup_load (const char *manager, const char *path, brig_cgroup **out,
                       brig_error *err);
 

@@ -107,6 +107,29 @@ fs_resolve (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *e
   return brig_cgroup_resolve_path (cp, own, cfg->id, &cg->path, err);
 }
 
+/* Make dirs[i]. The usual case, a v1 hierarchy whose parent cgroup exists,
+ * takes one mkdir; otherwise note the first missing level (*created: what
+ * a failed create removes) and make every level. */
+static int
+make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
+          brig_error *err)
+{
+  const char *mp = cg->dirs[i].mountpoint, *ctl = cg->dirs[i].controllers;
+  int r = ctl ? brig_cgroup_v1_mkdir_leaf (mp, ctl, cg->path, created, err) : 0;
+
+  if (r != 0)
+    return r < 0 ? r : 0;
+  *created = first_missing (mp, cg->path);
+  if (ctl)
+    return brig_cgroup_v1_mkdir (mp, ctl, cg->path, err);
+  if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
+    return brig_cgroup_v2_mkdir (mp, cg->path, true, NULL, err);
+  if (cg->mode == BRIG_CGROUP_V2)
+    /* systemd owns the ancestors and enabled what a delegated unit needs */
+    return brig_cgroup_v2_mkdir (mp, cg->path, false, NULL, err);
+  return brig_cgroup_v2_mkdir (mp, cg->path, false, hybrid_v2_wants (cg, res), err);
+}
+
 int
 brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err)
 {
@@ -127,23 +150,7 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err
   r = 0;
   for (size_t i = 0; i < cg->n_dirs;)
     {
-      const char *mp = cg->dirs[i].mountpoint;
-      r = cg->dirs[i].controllers
-            ? brig_cgroup_v1_mkdir_leaf (mp, cg->dirs[i].controllers, cg->path, &created[i], err)
-            : 0;
-      if (r == 0)
-        created[i] = first_missing (mp, cg->path);
-      if (r != 0)
-        r = r < 0 ? r : 0;
-      else if (cg->dirs[i].controllers)
-        r = brig_cgroup_v1_mkdir (mp, cg->dirs[i].controllers, cg->path, err);
-      else if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
-        r = brig_cgroup_v2_mkdir (mp, cg->path, true, NULL, err);
-      else if (cg->mode == BRIG_CGROUP_V2)
-        /* systemd owns the ancestors and enabled what a delegated unit needs */
-        r = brig_cgroup_v2_mkdir (mp, cg->path, false, NULL, err);
-      else
-        r = brig_cgroup_v2_mkdir (mp, cg->path, false, hybrid_v2_wants (cg, res), err);
+      r = make_dir (cg, i, res, &created[i], err);
       if (r < 0 && rootless_denied (cg, r))
         {
           brig_debug ("cgroup: rootless, skipping %s: %s", cg->dirs[i].path, err->msg);
@@ -217,15 +224,8 @@ brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err)
 int
 brig_cgroup_fs_is_frozen (brig_cgroup *cg)
 {
-  const char *d = brig_cgroup_v1_dir (cg, "freezer");
-  int r;
-  if (d)
-    r = brig_cgroup_v1_is_frozen (d);
-  else if (cg->unified)
-    r = brig_cgroup_v2_is_frozen (cg->unified);
-  else
-    return 0;
-  return r == -ENOENT ? 0 : r;
+  _cleanup_free_ char *file = brig_cgroup_freeze_file (cg);
+  return file ? brig_cgroup_freeze_file_frozen (file) : 0;
 }
 
 int

@@ -134,7 +134,7 @@ int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 /* ---- cgroupfs v1 / v2 (cgroup_v1.c, cgroup_v2.c) ---- */
 
 /* The usual case of brig_cgroup_v1_mkdir: one mkdir makes the cgroup
- * because its parent exists. 1 when it did (*created: the new dir), 0 when
+ * because its parent exists (not for cpuset, which needs the walk). 1 when it did (*created: the new dir), 0 when
  * the caller must take the slow path, or -errno. */
 int brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
                                char **created, brig_error *err);
@@ -142,7 +142,6 @@ int brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, 
 int brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
                           brig_error *err);
 int brig_cgroup_v1_freeze (const char *freezer_dir, bool freeze, brig_error *err);
-int brig_cgroup_v1_is_frozen (const char *freezer_dir);
 
 /* mkdir the cgroup in the v2 hierarchy, enabling controllers in the
  * ancestors' cgroup.subtree_control (all available ones when all is true,
@@ -152,7 +151,6 @@ int brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, co
 int brig_cgroup_v2_enable (const char *mountpoint, const char *path, const char *want,
                            brig_error *err);
 int brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err);
-int brig_cgroup_v2_is_frozen (const char *dir);
 /* Write cgroup.kill; -ENOENT when the kernel lacks it. */
 int brig_cgroup_v2_kill (const char *dir, brig_error *err);
 

@@ -378,11 +378,9 @@ apply_devices (brig_cgroup *cg, const oci_resources *res, brig_error *err)
             return brig_error_errno (err, "write %s = \"%s\"", file, rule);
         }
       brig_debug ("cgroup: write %s/%s = \"%s\"", dir, file, rule);
-      do
-        r = (int) write (*fd, rule, strlen (rule));
-      while (r < 0 && errno == EINTR);
+      r = brig_write_all (*fd, rule, strlen (rule));
       if (r < 0)
-        return brig_error_errno (err, "write %s = \"%s\"", file, rule);
+        return brig_error_set (err, -r, "write %s = \"%s\"", file, rule);
     }
   return 0;
 }

@@ -37,24 +37,15 @@ int
 brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
                            char **created, brig_error *err)
 {
-  _cleanup_free_ char *dir = xasprintf ("%s/%s", mountpoint, path + strspn (path, "/"));
-  char *slash;
-  int r = 0;
+  _cleanup_free_ char *dir = NULL;
 
+  /* Not for cpuset: an ancestor another create has just made may still
+   * have empty cpus/mems, which only the slow path's walk fills in. */
+  if (brig_cgroup_list_has (controllers, "cpuset"))
+    return 0;
+  dir = xasprintf ("%s/%s", mountpoint, path + strspn (path, "/"));
   if (mkdir (dir, 0755) < 0)
     return 0;
-  if (brig_cgroup_list_has (controllers, "cpuset"))
-    {
-      _cleanup_free_ char *parent = xstrdup (dir);
-      slash = strrchr (parent, '/');
-      *slash = '\0';
-      r = cpuset_fill (parent, dir, err);
-    }
-  if (r < 0)
-    {
-      rmdir (dir);
-      return r;
-    }
   *created = brig_steal_ptr (dir);
   return 1;
 }
@@ -95,15 +86,6 @@ sleep_us (long us)
     ;
 }
 
-int
-brig_cgroup_v1_is_frozen (const char *dir)
-{
-  _cleanup_free_ char *state = NULL;
-  int r = brig_cgroup_read (dir, "freezer.state", &state);
-  if (r < 0)
-    return r;
-  return strcmp (state, "FROZEN") == 0;
-}
 
 /* Writing FROZEN starts freezing; the state reads FREEZING until every task
  * has stopped. A task stuck in the kernel can keep it there, so write again

@@ -95,15 +95,6 @@ sleep_us (long us)
     ;
 }
 
-int
-brig_cgroup_v2_is_frozen (const char *dir)
-{
-  _cleanup_free_ char *v = NULL;
-  int r = brig_cgroup_read (dir, "cgroup.freeze", &v);
-  if (r < 0)
-    return r;
-  return strcmp (v, "1") == 0;
-}
 
 /* cgroup.freeze only asks; cgroup.events says "frozen 1" once every task
  * has stopped. */

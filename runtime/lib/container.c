@@ -22,21 +22,17 @@
 static bool wait_exit (brig_container *c, int timeout_ms);
 
 /* The saved config, parsed only when it has hooks of that kind at all:
- * start and delete stay cheap for the common hook-less container. buf may
- * hold config.json already (then it is used and kept). */
+ * start and delete stay cheap for the common hook-less container. */
 static oci_config *
-config_if_hooks (brig_container *c, const char *kind, const char *buf, size_t len)
+config_if_hooks (brig_container *c, const char *kind)
 {
-  _cleanup_free_ char *own = NULL;
+  _cleanup_free_ char *buf = NULL;
   oci_config *cfg = NULL;
   oci_error perr = { NULL };
+  size_t len;
 
-  if (buf == NULL)
-    {
-      if (brig_read_file_at (c->dirfd, "config.json", &own, &len, NULL) < 0)
-        return NULL;
-      buf = own;
-    }
+  if (brig_read_file_at (c->dirfd, "config.json", &buf, &len, NULL) < 0)
+    return NULL;
   if (memmem (buf, len, kind, strlen (kind)) == NULL)
     return NULL;
   cfg = oci_config_parse_data (buf, len, "config.json", &perr);
@@ -95,10 +91,7 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
 {
   _cleanup_container_ brig_container *c = NULL;
   _cleanup_close_ int fd = -1;
-  _cleanup_free_ char *buf = NULL;
   oci_config *cfg;
-  size_t len = 0;
-  bool wait;
   int r;
 
   r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
@@ -118,22 +111,16 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
     }
   /* runtime-spec 1.3: start MUST fail when process was not set. The
    * container stays created; delete removes it. */
-  if (faccessat (c->dirfd, BRIG_NO_PROCESS_MARKER, F_OK, 0) == 0)
+  if (c->st.no_process)
     return brig_error_set (err, 0, "cannot start container \"%s\": its config.json has "
                            "no process", c->id);
-  /* The answer of the init matters only when hooks depend on it: a failed
-   * startContainer hook fails start, poststart hooks run after execve.
-   * Without them start returns as soon as the init is released (the init
-   * draws the same conclusion from the same config, see init.c). */
-  if (brig_read_file_at (c->dirfd, "config.json", &buf, &len, NULL) < 0)
-    buf = NULL;
-  wait = buf == NULL || memmem (buf, len, "startContainer", 14) || memmem (buf, len, "poststart", 9);
   r = connect_exec_socket (c, &fd, err);
   if (r < 0)
     return r;
   /* Running from now on, whatever the init answers. */
   unlinkat (c->dirfd, BRIG_EXEC_SOCKET, 0);
-  if (!wait)
+  /* create recorded brig_hooks_start_waits(); the init follows the same rule */
+  if (!c->st.start_hooks)
     return 0;
   {
     struct brig_sync_msg m = { .fd = -1 };
@@ -148,7 +135,7 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
     brig_sync_msg_clear (&m);
   }
 
-  cfg = buf ? config_if_hooks (c, "poststart", buf, len) : NULL;
+  cfg = config_if_hooks (c, "poststart");
   if (cfg)
     {
       r = brig_container_poststart (cfg->hooks, c, err);
@@ -335,7 +322,7 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
         }
       brig_cgroup_free (cg);
     }
-  cfg = config_if_hooks (c, "poststop", NULL, 0);
+  cfg = config_if_hooks (c, "poststop");
   r = brig_state_remove (ctx, id, c->dirfd, err);
   if (r == 0 && cfg && cfg->hooks && cfg->hooks->poststop_len)
     {

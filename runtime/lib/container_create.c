@@ -289,6 +289,8 @@ fill_state (struct create_ctx *c)
   c->st.systemd_cgroup = c->ctx->systemd_cgroup;
   c->st.rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0);
   c->st.new_pidns = (c->ns.new_flags & CLONE_NEWPID) != 0;
+  c->st.start_hooks = brig_hooks_start_waits (c->cfg->hooks);
+  c->st.no_process = c->cfg->process == NULL;
   if (c->cg)
     {
       c->st.cgroup_manager = xstrdup (brig_cgroup_manager_name (c->cg));
@@ -714,14 +716,6 @@ create_common (struct create_ctx *c, brig_error *err)
       r = listen_exec_socket (c->dirfd, &exec_fd, err);
       if (r < 0)
         return r;
-    }
-  if (p == NULL)
-    {
-      /* start reads this marker and refuses (runtime-spec 1.3). */
-      _cleanup_close_ int fd = openat (c->dirfd, BRIG_NO_PROCESS_MARKER,
-                                       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0)
-        return brig_error_errno (err, "write the state's %s", BRIG_NO_PROCESS_MARKER);
     }
   if (p && p->has_terminal && p->terminal)
     {

@@ -22,6 +22,15 @@
 /* Run hooks[0..n) in order (kind names them in errors: "createRuntime");
  * stops at the first failure: "createRuntime hook #1 (/usr/bin/x): exit
  * status 2: <its output>". */
+/* Whether `start` must wait for the init's answer: a failed startContainer
+ * hook fails start, and poststart hooks run once the process is exec'd.
+ * Without either, start returns as soon as it has released the init. */
+static inline bool
+brig_hooks_start_waits (const oci_hooks *h)
+{
+  return h && (h->start_container_len || h->poststart_len);
+}
+
 int brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind,
                     const char *state_json, brig_error *err);
 

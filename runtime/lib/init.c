@@ -189,11 +189,8 @@ wait_start (struct init_state *s, brig_error *err)
     return brig_error_errno (err, "wait for start on the exec socket");
   close (s->a->exec_fd);
   s->a->exec_fd = -1;
-  /* start waits for the outcome only when hooks depend on it (a failed
-   * startContainer hook fails start, poststart runs after execve): the
-   * same rule as container.c. Otherwise errors go to stderr. */
-  const oci_hooks *h = s->a->cfg->hooks;
-  if (h && (h->start_container_len || h->poststart_len))
+  /* Errors go back to start only when it waits for them; else to stderr. */
+  if (brig_hooks_start_waits (s->a->cfg->hooks))
     s->start_fd = conn;
   else
     close (conn);

@@ -186,6 +186,8 @@ brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
     .systemd_cgroup = st->systemd_cgroup, .has_systemd_cgroup = true,
     .rootless = st->rootless, .has_rootless = true,
     .new_pidns = st->new_pidns, .has_new_pidns = true,
+    .start_hooks = st->start_hooks, .has_start_hooks = true,
+    .no_process = st->no_process, .has_no_process = true,
   };
   _cleanup_free_ char *json = NULL;
   size_t len = 0;
@@ -230,6 +232,8 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->systemd_cgroup = s->systemd_cgroup;
   st->rootless = s->rootless;
   st->new_pidns = s->new_pidns;
+  st->start_hooks = s->start_hooks;
+  st->no_process = s->no_process;
   oci_free (&oci_brig_state_type, s);
   return 0;
 }
@@ -296,12 +300,7 @@ is_frozen (const struct brig_state_file *st)
   /* The file recorded at create answers without loading the cgroup (which
    * reads the host's mount table): one read on every status check. */
   if (st->freeze_file)
-    {
-      _cleanup_free_ char *v = NULL;
-      if (brig_read_file_at (AT_FDCWD, st->freeze_file, &v, NULL, NULL) < 0)
-        return false;
-      return strncmp (v, "FROZEN", 6) == 0 || v[0] == '1';
-    }
+    return brig_cgroup_freeze_file_frozen (st->freeze_file) > 0;
   if (brig_cgroup_load (st->cgroup_manager, st->cgroup_path, &cg, NULL) < 0)
     return false;
   r = brig_cgroup_is_frozen (cg);

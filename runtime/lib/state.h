@@ -25,8 +25,6 @@
 
 /* The file whose presence means "created" (see above). */
 #define BRIG_EXEC_SOCKET "exec.sock"
-/* Present when config.json has no process: start must fail (spec 1.3). */
-#define BRIG_NO_PROCESS_MARKER "no-process"
 
 enum brig_status {
   BRIG_STATUS_CREATING,
@@ -54,6 +52,8 @@ struct brig_state_file {
   bool systemd_cgroup;     /* created with --systemd-cgroup */
   bool rootless;           /* created in rootless mode */
   bool new_pidns;          /* the container has its own pid namespace */
+  bool start_hooks;        /* brig_hooks_start_waits() of its config */
+  bool no_process;         /* config.json has no process: start fails */
 };
 
 /* One container, as loaded by brig_container_load. */
