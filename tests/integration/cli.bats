@@ -159,8 +159,17 @@ check_json_log() {
 
 @test "cli: single-dash long global flags are accepted (-root, -log-format)" {
 	requires command:list
+	# -root takes effect: list finds the container created under $ROOT ...
+	setup_bundle
+	update_config '.process.args = ["sleep", "100"]'
+	create_container single
 	run "$RUNTIME" -root "$ROOT" -log-format json list -q
 	[ "$status" -eq 0 ]
+	[ "$output" = single ]
+	# ... and so does -log-format: the error below is logged as JSON.
+	run "$RUNTIME" -root "$ROOT" -log "$LOGFILE" -log-format json state nosuch
+	[ "$status" -eq 1 ]
+	check_json_log "$LOGFILE"
 }
 
 @test "cli: restore accepts containerd's single-dash -no-subreaper" {
@@ -175,6 +184,17 @@ check_json_log() {
 @test "cli: --root is created when missing" {
 	requires command:list
 	rmdir "$ROOT"
+	# list of a missing root lists nothing and, like runc's, makes nothing
 	run "$RUNTIME" --root "$ROOT" list
 	[ "$status" -eq 0 ]
+	[ ! -e "$ROOT" ] || false
+	# create makes it (a missing root inside $ROOT: teardown removes it; the
+	# container's cgroup is the bundle's, which teardown removes too)
+	setup_bundle
+	update_config '.process.args = ["true"]'
+	local missing="$ROOT/nested/root"
+	# (the waiting init keeps its stdio: not bats' pipes)
+	"$RUNTIME" --root "$missing" create --bundle "$BUNDLE" made </dev/null >/dev/null 2>&1
+	[ -d "$missing/made" ]
+	"$RUNTIME" --root "$missing" delete --force made
 }

@@ -130,6 +130,7 @@ test_tmpdir() {
 setup_bundle() {
 	build_rootfs_template
 	[ -n "${ROOT:-}" ] && [ -d "$ROOT" ] || ROOT="$(test_tmpdir root)"
+	CG_PARENTS_BEFORE=" $(test_cgroup_parents | tr '\n' ' ') "
 	BUNDLE="$(test_tmpdir bundle)"
 	CGROUP_NAME="$(basename "$BUNDLE")"
 	chmod 0755 "$BUNDLE"
@@ -168,13 +169,23 @@ test_cgroup_dirs() {
 	return 0
 }
 
-# remove_test_cgroups: remove this test's cgroups (depth first). Only the
-# test's own cgroups: other test files may run at the same time, so the
-# shared parent brig-test is left in place.
+# test_cgroup_parents: the shared parent brig-test in every hierarchy.
+test_cgroup_parents() {
+	ls -d /sys/fs/cgroup/*/"$TEST_CGROUP_PARENT" /sys/fs/cgroup/"$TEST_CGROUP_PARENT" 2>/dev/null
+	return 0
+}
+
+# remove_test_cgroups: remove this test's cgroups (depth first), then the
+# shared parent where this test made it (setup_bundle noted which were
+# there) and no other test file still has a cgroup in it (rmdir refuses).
 remove_test_cgroups() {
 	local d
 	for d in $(test_cgroup_dirs); do
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+	[ -n "${CG_PARENTS_BEFORE+set}" ] || return 0
+	for d in $(test_cgroup_parents); do
+		[[ "$CG_PARENTS_BEFORE" == *" $d "* ]] || rmdir "$d" 2>/dev/null || true
 	done
 }
 
