@@ -67,7 +67,7 @@ TAG="$(basename "$WORK")"
 CG_PARENT="brig-bench"
 # The shared parent /brig-bench in each hierarchy: removed at the end where
 # this run made it and it is empty (another run may still be using it).
-bench_parents() { ls -d /sys/fs/cgroup/*/brig-bench /sys/fs/cgroup/brig-bench 2>/dev/null; }
+bench_parents() { ls -d /sys/fs/cgroup/*/brig-bench /sys/fs/cgroup/brig-bench 2>/dev/null || true; }
 PARENTS_BEFORE=" $(bench_parents | tr '\n' ' ') "
 RUNTIMES=(brig runc)
 declare -A BIN=([brig]="$BRIG" [runc]="$RUNC")

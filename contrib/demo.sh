@@ -11,7 +11,18 @@ BRIG="${1:-$(cd "$(dirname "$0")/.." && pwd)/runtime/brig}"
 
 work="$(mktemp -d /tmp/brig-demo.XXXXXX)"
 root="$work/state"
-trap '"$BRIG" --root "$root" delete --force demo >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# The container's cgroup goes under brig's default parent /brig; remove that
+# parent at the end where this demo made it and it is empty.
+parents() { ls -d /sys/fs/cgroup/*/brig /sys/fs/cgroup/brig 2>/dev/null || true; }
+parents_before=" $(parents | tr '\n' ' ') "
+cleanup() {
+	"$BRIG" --root "$root" delete --force demo >/dev/null 2>&1 || true
+	for d in $(parents); do
+		[[ "$parents_before" == *" $d "* ]] || rmdir "$d" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 # A busybox root filesystem from Debian's busybox-static.
 mkdir -p "$work/bundle/rootfs"/{bin,proc,sys,dev,tmp,etc}
