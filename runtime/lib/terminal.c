@@ -298,9 +298,12 @@ struct proxy {
   bool stdin_open;        /* still reading our stdin */
   bool master_open;       /* the pty still has a slave side */
   bool stdout_broken;     /* our stdout reader went away: drop output */
-  char in[65536];         /* stdin bytes not yet accepted by the pty */
+  char *in;               /* stdin bytes not yet accepted by the pty (with a
+                             terminal only: without one nothing is buffered) */
   size_t in_len;
 };
+
+#define PROXY_IN_SIZE 65536
 
 static void
 copy_window_size (int master)
@@ -323,7 +326,7 @@ send_eof (struct proxy *p)
 
   if (tcgetattr (p->master, &t) == 0 && t.c_cc[VEOF] != 0)
     eof = (char) t.c_cc[VEOF];
-  if (p->in_len < sizeof p->in)
+  if (p->in_len < PROXY_IN_SIZE)
     p->in[p->in_len++] = eof;
 }
 
@@ -333,7 +336,7 @@ read_stdin (struct proxy *p)
   ssize_t r;
 
   do
-    r = read (STDIN_FILENO, p->in + p->in_len, sizeof p->in - p->in_len);
+    r = read (STDIN_FILENO, p->in + p->in_len, PROXY_IN_SIZE - p->in_len);
   while (r < 0 && errno == EINTR);
   if (r > 0)
     {
@@ -473,7 +476,7 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
         }
 
       pfd[n++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
-      if (p->master >= 0 && p->stdin_open && p->in_len < sizeof p->in)
+      if (p->master >= 0 && p->stdin_open && p->in_len < PROXY_IN_SIZE)
         {
           idx_in = n;
           pfd[n++] = (struct pollfd) { .fd = STDIN_FILENO, .events = POLLIN };
@@ -515,6 +518,8 @@ brig_terminal_proxy (int master, pid_t pid, int *exit_status, brig_error *err)
   int r, flags;
 
   p = xmalloc0 (sizeof *p);
+  if (master >= 0)
+    p->in = xrealloc (NULL, PROXY_IN_SIZE);
   p->master = master;
   p->pid = pid;
   p->stdin_open = true;
@@ -566,6 +571,7 @@ out:
         ;
     }
   sigprocmask (SIG_SETMASK, &old, NULL);
+  free (p->in);
   free (p);
   return r;
 }
