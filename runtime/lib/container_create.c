@@ -465,6 +465,10 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     {
       clone_flags = newf & ~(unsigned long) (cgroupns_deferred ? CLONE_NEWCGROUP : 0);
       a.unshare_flags = cgroupns_deferred ? CLONE_NEWCGROUP : 0;
+      /* Only the id maps and the moved network devices must come before
+       * the first mount; the cgroup placement is awaited at the rootfs's
+       * cgroup barrier. */
+      a.go_late = !(newf & CLONE_NEWUSER) && !a.netdev_sync;
     }
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -595,6 +599,14 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
         brig_sync_send (c->sync_fd, BRIG_SYNC_HOOKS_DONE, 0, both, l1 + l2, -1);
       }
     }
+  /* While the init builds its root: the final state, published with one
+   * rename once the init is ready. */
+  if (brig_proc_stat (c->pid, NULL, &c->st.pid_start_time) < 0)
+    return brig_error_set (err, ESRCH, "container init exited unexpectedly");
+  c->st.pid = c->pid;
+  r = brig_state_stage (c->dirfd, &c->st, err);
+  if (r < 0)
+    return r;
   r = brig_sync_expect (c->sync_fd, BRIG_SYNC_READY, &m, err);
   if (r < 0)
     return r;
@@ -737,10 +749,7 @@ create_common (struct create_ctx *c, brig_error *err)
   r = spawn_init (c, exec_fd, child_console, err);
   if (r < 0)
     return r;
-  if (brig_proc_stat (c->pid, NULL, &c->st.pid_start_time) < 0)
-    return brig_error_set (err, ESRCH, "container init exited unexpectedly");
-  c->st.pid = c->pid;
-  r = brig_state_write (c->dirfd, &c->st, err);
+  r = brig_state_commit (c->dirfd, err);
   if (r < 0)
     return r;
   if (c->o->pid_file && *c->o->pid_file)

@@ -27,6 +27,9 @@ struct brig_init_args {
   bool new_userns;             /* running in a new user namespace */
   bool hook_sync;              /* round trip for prestart/createRuntime hooks */
   bool netdev_sync;            /* round trip for linux.netDevices (netdev.h) */
+  bool go_late;                /* nothing before the rootfs needs the cgroup:
+                                  the init mounts while the parent places it
+                                  and waits for GO only at the cgroup barrier */
   brig_seccomp *seccomp;
   bool seccomp_early;
   const int *mount_fds;        /* idmapped mounts made by the parent

@@ -7,6 +7,10 @@
  *   init when a new pid ns was unshared; uid/gid 0 in a new user ns;
  *   [parent: linux.netDevices moved in];
  *   session keyring; rootfs_prepare; [parent: prestart, createRuntime hooks];
+ *   (go_late, the common case of a clone into new namespaces without a user
+ *   ns or network devices: the wait for the placement and the cgroup ns
+ *   move to rootfs_prepare's cgroup barrier or its end, so the mounts
+ *   overlap the parent's cgroup writes);
  *   createContainer hooks; rootfs_pivot; terminal; cwd created when
  *   missing; hostname, domainname;
  *   sysctl; rootfs_finalize; personality/scheduler/...; LSM exec labels;
@@ -50,6 +54,7 @@ struct init_state {
   int start_fd;             /* connection from `start`: errors go there */
   char *state_json;         /* for createContainer hooks (status creating) */
   char *state_json_start;   /* for startContainer hooks (status created) */
+  bool placed;              /* GO received: in its cgroups, namespaces complete */
 };
 
 /* A pid-1 process ignores every signal it has no handler for, even from
@@ -117,6 +122,26 @@ fork_real_init (struct init_state *s, brig_error *err)
   _exit (0);
 }
 
+/* Wait until the parent has placed this process in its cgroups (GO), then
+ * unshare what must come after that (the cgroup namespace, rooted at the
+ * process's cgroup). With go_late this is the rootfs's cgroup barrier:
+ * mounts that do not depend on the cgroup are made meanwhile. */
+static int
+await_placement (void *arg, brig_error *err)
+{
+  struct init_state *s = arg;
+  struct brig_sync_msg m = { .fd = -1 };
+
+  if (s->placed)
+    return 0;
+  expect (s, BRIG_SYNC_GO, &m, err);
+  brig_sync_msg_clear (&m);
+  s->placed = true;
+  if (s->a->unshare_flags && unshare ((int) s->a->unshare_flags) < 0)
+    return brig_error_errno (err, "unshare namespaces");
+  return 0;
+}
+
 static int
 setup_namespaces (struct init_state *s, brig_error *err)
 {
@@ -141,10 +166,11 @@ setup_namespaces (struct init_state *s, brig_error *err)
       expect (s, BRIG_SYNC_USERNS_DONE, &m, err);
       brig_sync_msg_clear (&m);
     }
-  expect (s, BRIG_SYNC_GO, &m, err);
-  brig_sync_msg_clear (&m);
-  if (a->unshare_flags && unshare ((int) a->unshare_flags) < 0)
-    return brig_error_errno (err, "unshare namespaces");
+  if (a->go_late)
+    return 0;
+  r = await_placement (s, err);
+  if (r < 0)
+    return r;
   if (a->fork_init)
     {
       r = fork_real_init (s, err);
@@ -206,7 +232,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   struct brig_sync_msg m = { .fd = -1 };
   struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
                                  .console_fd = -1, .bundle = a->bundle,
-                                 .mount_fds = a->mount_fds };
+                                 .mount_fds = a->mount_fds,
+                                 .cgroup_barrier = await_placement, .barrier_arg = s };
   int r;
 
   r = setup_namespaces (s, err);
@@ -224,6 +251,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     join_session_keyring (a->o->id);
 
   r = rootfs_prepare (cfg, a->rootfs, &ro, err);
+  if (r == 0)
+    r = await_placement (s, err);
   if (r < 0)
     return r;
   if (a->hook_sync)
@@ -320,27 +349,35 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
 /* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
  * without close-on-exec: every fd brig opens itself has it). The init may
  * wait in "created" for a long time, and a pipe held open there keeps the
- * engine reading create's output from ever seeing end-of-file. */
+ * engine reading create's output from ever seeing end-of-file. The listing
+ * goes through a stack buffer: no allocation, no page touched in the heap
+ * this process shares copy-on-write with its parent. */
 static void
 close_inherited_fds (int preserve_fds)
 {
   int first = 3 + (preserve_fds > 0 ? preserve_fds : 0);
-  _cleanup_closedir_ DIR *d = opendir ("/proc/self/fd");
+  char buf[4096] __attribute__ ((aligned (8)));
+  int dfd = open ("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  long n;
 
-  if (d == NULL)
+  if (dfd < 0)
     return;
-  for (struct dirent *de; (de = readdir (d)) != NULL;)
-    {
-      int fd, fl;
-      if (de->d_name[0] < '0' || de->d_name[0] > '9')
-        continue;
-      fd = atoi (de->d_name);
-      if (fd < first || fd == dirfd (d))
-        continue;
-      fl = fcntl (fd, F_GETFD);
-      if (fl >= 0 && !(fl & FD_CLOEXEC))
-        close (fd);
-    }
+  while ((n = syscall (SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+    for (long off = 0; off < n;)
+      {
+        struct dirent64 *de = (struct dirent64 *) (buf + off);
+        int fd, fl;
+        off += de->d_reclen;
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+          continue;
+        fd = atoi (de->d_name);
+        if (fd < first || fd == dfd)
+          continue;
+        fl = fcntl (fd, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+          close (fd);
+      }
+  close (dfd);
 }
 
 void

@@ -430,6 +430,28 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
 }
 
 static int
+cgroup_barrier (struct rootfs_ctx *c, brig_error *err)
+{
+  if (c->opts == NULL || c->opts->cgroup_barrier == NULL)
+    return 0;
+  return c->opts->cgroup_barrier (c->opts->barrier_arg, err);
+}
+
+/* A cgroup or cgroup2 mount shows the process's cgroup namespace: only
+ * once the process is in its cgroups and has that namespace. */
+static int
+mount_cgroup_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
+                    const struct brig_mount_options *o, brig_error *err)
+{
+  int r = cgroup_barrier (c, err);
+  if (r < 0)
+    return r;
+  if (strcmp (m->type, "cgroup") == 0)
+    return rootfs_mount_cgroup (c, m, dest, o, err);
+  return mount_fs_entry (c, m, dest, o, err);
+}
+
+static int
 mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
 {
   const oci_mount *m = &c->cfg->mounts[i];
@@ -447,8 +469,8 @@ mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
     return brig_error_wrap (err, "mounts[%zu]", i);
   if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
     r = mount_bind_entry (c, i, m, dest, &o, err);
-  else if (m->type && strcmp (m->type, "cgroup") == 0)
-    r = rootfs_mount_cgroup (c, m, dest, &o, err);
+  else if (m->type && (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0))
+    r = mount_cgroup_entry (c, m, dest, &o, err);
   else
     r = mount_fs_entry (c, m, dest, &o, err);
   brig_mount_options_free (&o);
@@ -571,7 +593,9 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   for (size_t i = 0; i < cfg->mounts_len; i++)
     if ((r = mount_entry (&c, i, err)) < 0)
       goto out;
-  if (needs_dev_setup (cfg) && (r = brig_devices_setup (c.rootfd, cfg, opts && opts->userns, err)) < 0)
+  if (needs_dev_setup (cfg)
+      && ((r = cgroup_barrier (&c, err)) < 0
+          || (r = brig_devices_setup (c.rootfd, cfg, opts && opts->userns, err)) < 0))
     goto out;
   if (opts && opts->console_fd >= 0)
     r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);

@@ -23,6 +23,12 @@ struct brig_rootfs_opts {
                             detached mount (open_tree(2), e.g. idmapped by
                             rootfs_prepare_idmap_mounts in the parent) that is
                             attached instead of mounting the source */
+  /* NULL, or called before the first step that depends on the process's
+   * cgroup: a cgroup or cgroup2 mount (rooted by the cgroup namespace) and
+   * device nodes (the devices controller checks mknod). It may be called
+   * more than once. */
+  int (*cgroup_barrier) (void *arg, brig_error *err);
+  void *barrier_arg;
 };
 
 /* Check root, mounts (destinations, options, idmap requirements),

@@ -167,8 +167,8 @@ map_dup (const oci_map *m)
   return r;
 }
 
-int
-brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
+static char *
+state_json (const struct brig_state_file *st, size_t *len)
 {
   oci_brig_state s = {
     .oci_version = (char *) OCI_VERSION,
@@ -189,13 +189,47 @@ brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
     .start_hooks = st->start_hooks, .has_start_hooks = true,
     .no_process = st->no_process, .has_no_process = true,
   };
-  _cleanup_free_ char *json = NULL;
-  size_t len = 0;
 
-  json = oci_generate (&oci_brig_state_type, &s, false, &len);
+  *len = 0;
+  return oci_generate (&oci_brig_state_type, &s, false, len);
+}
+
+int
+brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
+{
+  size_t len;
+  _cleanup_free_ char *json = state_json (st, &len);
+
   if (json == NULL)
     return brig_error_errno (err, "generate state.json");
   return brig_write_file_atomic (dirfd, "state.json", json, len, 0600, err);
+}
+
+int
+brig_state_stage (int dirfd, const struct brig_state_file *st, brig_error *err)
+{
+  size_t len;
+  _cleanup_free_ char *json = state_json (st, &len);
+  _cleanup_close_ int fd = -1;
+  int r;
+
+  if (json == NULL)
+    return brig_error_errno (err, "generate state.json");
+  fd = openat (dirfd, BRIG_STATE_NEXT, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return brig_error_errno (err, "create %s", BRIG_STATE_NEXT);
+  r = brig_write_all (fd, json, len);
+  if (r < 0)
+    return brig_error_set (err, -r, "write %s", BRIG_STATE_NEXT);
+  return 0;
+}
+
+int
+brig_state_commit (int dirfd, brig_error *err)
+{
+  if (renameat (dirfd, BRIG_STATE_NEXT, dirfd, "state.json") < 0)
+    return brig_error_errno (err, "rename %s to state.json", BRIG_STATE_NEXT);
+  return 0;
 }
 
 static int

@@ -82,9 +82,12 @@ brig_sync_recv (int sock, struct brig_sync_msg *msg)
   msg->fd = -1;
   /* Peek at the packet's size first: buffers fit the message, no large
    * allocation for the many tiny ones. */
+  /* ECONNRESET: the peer closed with a message of ours unread (the init
+   * failed before it read GO). The error is reported once, ahead of what
+   * the peer sent before it closed, which the next call returns. */
   do
     n = recvmsg (sock, &mh, MSG_PEEK | MSG_TRUNC);
-  while (n < 0 && errno == EINTR);
+  while (n < 0 && (errno == EINTR || errno == ECONNRESET));
   if (n < 0)
     return -errno;
   if (n == 0 || (size_t) n < sizeof h)
