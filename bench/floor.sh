@@ -7,6 +7,13 @@
 # /bin/true in the same busybox rootfs, with and without a new network
 # namespace; reports brig/floor.
 #
+# The floor is one process; a create + start + delete lifecycle is three
+# runtime processes whatever the runtime does. So the "bound" column times
+# the floor followed by two spawns of a static no-op program (bench/nop.c):
+# what a runtime that did nothing at all in start and delete, and only the
+# floor's work in create, would cost. brig/bound is the share of the
+# lifecycle that is brig's own doing.
+#
 # Usage: bench/floor.sh [-n N] [--brig P]   (N= and QUICK=1 work; default 100)
 # Writes bench/results/floor.csv, floor-summary.csv and floor.png.
 set -euo pipefail
@@ -15,28 +22,18 @@ CRUN=""
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 ITERS="$(iterations 100 10)"
-RUNTIMES=(brig floor)
+RUNTIMES=(brig floor bound)
 gcc -static -O2 -o "$WORK/floor" "$HERE/floor.c" || die "cannot build floor"
+gcc -static -O2 -o "$WORK/nop" "$HERE/nop.c" || die "cannot build nop"
 BIN[floor]="$WORK/floor"
 
 note "floor: N=$ITERS; floor = clone(pid,net,ipc,uts,mnt,cgroup ns) + bind rootfs + pivot_root + exec /bin/true + wait (static C, bench/floor.c)"
+note "bound (lifecycle rows): the floor + two spawns of a static no-op program, the least three runtime processes can cost"
 versions
 host_line
 make_bundle brig "$WORK/bundle-net" brig-floor
 make_bundle brig "$WORK/bundle-nonet" brig-floor-nonet '.linux.namespaces -= [{"type": "network"}]'
 "$WORK/floor" "$BRIG_ROOTFS_CACHE" /bin/true || die "floor does not run /bin/true"
-
-brig_lifecycle() { # BUNDLE ID: prints microseconds
-	local t0 t1 pid
-	now_us t0
-	rt_cmd brig create --bundle "$1" --pid-file "$WORK/brig.pid" "$2" </dev/null >/dev/null 2>>"$WORK/err" || return 1
-	rt_cmd brig start "$2" 2>>"$WORK/err" || return 1
-	read -r pid <"$WORK/brig.pid" || [ -n "$pid" ]
-	wait_exit "$pid"
-	rt_cmd brig delete "$2" 2>>"$WORK/err" || return 1
-	now_us t1
-	echo $((t1 - t0))
-}
 
 for i in $(seq -2 "$ITERS"); do # three warm-up rounds (i <= 0)
 	for v in net nonet; do
@@ -47,10 +44,13 @@ for i in $(seq -2 "$ITERS"); do # three warm-up rounds (i <= 0)
 				[ "$i" -le 0 ] || record floor "$sc$sfx" "$i" "$t" us
 			else fail floor "$sc$sfx"; fi
 		done
+		if timed t "$WORK/floor" "${fl[@]}" "$BRIG_ROOTFS_CACHE" /bin/true -- "$WORK/nop" -- "$WORK/nop"; then
+			[ "$i" -le 0 ] || record bound "lifecycle$sfx" "$i" "$t" us
+		else fail bound "lifecycle$sfx"; fi
 		if timed t rt_cmd brig run --bundle "$WORK/bundle-$v" "r$i$v"; then
 			[ "$i" -le 0 ] || record brig "run$sfx" "$i" "$t" us
 		else fail brig "run$sfx"; recover brig; fi
-		if t="$(brig_lifecycle "$WORK/bundle-$v" "l$i$v")"; then
+		if read -r t _ < <(lifecycle_us brig "$WORK/bundle-$v" "l$i$v") && [ -n "$t" ]; then
 			[ "$i" -le 0 ] || record brig "lifecycle$sfx" "$i" "$t" us
 		else fail brig "lifecycle$sfx"; recover brig; fi
 	done
@@ -64,6 +64,8 @@ summary_row lifecycle "lifecycle vs floor (min)" ms 1000 min
 summary_row run "run vs floor (min)" ms 1000 min
 print_summary
 r="$(ratio "$(stat_of brig lifecycle)" "$(stat_of floor lifecycle)")"
+rb="$(ratio "$(stat_of bound lifecycle)" "$(stat_of floor lifecycle)")"
 note "target: brig lifecycle within 1.5x of the floor: $(awk -v r="$r" 'BEGIN { print (r != "NA" && r <= 1.5) ? "met" : "NOT met" }') ($r)"
+note "bound: the floor + two no-op spawns is ${rb}x the floor, the closest a lifecycle of three processes can come; brig/bound $(ratio "$(stat_of brig lifecycle)" "$(stat_of bound lifecycle)")"
 plot_summary "brig against the floor (clone + pivot_root + exec), N=$ITERS" "ms"
 note "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -120,6 +120,8 @@ if [ -n "$CRUN" ] && [ -x "$CRUN" ]; then
 	CRUN_NOTE="crun $("$CRUN" --version | head -n1 | awk '{print $3}') runs via $WORK/crun-v1 (setns into a private mount namespace with a tmpfs over /sys/fs/cgroup/unified, so crun sees cgroup v1 only; it refuses the hybrid layout) and with ociVersion 1.0.2 (crun 1.8 rejects 1.3.0)"
 fi
 
+gcc -O2 -o "$WORK/timer" "$HERE/timer.c" || die "cannot build bench/timer.c"
+
 # The busybox rootfs and config.json come from the test harness.
 export BRIG_ROOTFS_CACHE="$WORK/rootfs"
 # shellcheck source=../tests/integration/helpers.bash
@@ -151,34 +153,27 @@ recover() {
 	done
 }
 
-# A sleep without a fork: read with a timeout on a pipe nobody writes.
-exec {SLEEPFD}<> <(:)
-nap() { read -r -t "$1" -u "$SLEEPFD" _ || true; }
-
 # now_us VAR: microseconds into VAR without a fork.
 now_us() { printf -v "$1" '%s' "${EPOCHREALTIME/./}"; }
 
-# wait_exit PID: until PID has exited (gone or a zombie).
-wait_exit() {
-	local stat
-	while :; do
-		{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
-		stat="${stat##*) }"
-		case "${stat:0:1}" in Z|X) return 0 ;; esac
-		nap 0.0002
-	done
+# timed VAR CMD...: run CMD through bench/timer.c (stdin /dev/null, stdout
+# dropped, stderr to $WORK/err), spawned without a fork of this shell, and
+# put its wall time in microseconds into VAR; returns 1 when CMD failed.
+# CMD may be `rt_cmd RT ARGS...`; `CMD1 -- CMD2 ...` times a sequence.
+timed() {
+	local __v="$1" __out __rc=0
+	shift
+	[ "$1" != rt_cmd ] || set -- "${BIN[$2]}" --root "$WORK/root-$2" "${@:3}"
+	__out="$("$WORK/timer" "$@" 2>>"$WORK/err")" || __rc=$?
+	printf -v "$__v" '%s' "$__out"
+	return $__rc
 }
 
-# timed VAR CMD...: run CMD (stdin /dev/null, stdout dropped, stderr to
-# $WORK/err) and put its wall time in microseconds into VAR; returns CMD's status.
-timed() {
-	local __v="$1" __t0 __t1 __rc=0
-	shift
-	now_us __t0
-	"$@" </dev/null >/dev/null 2>>"$WORK/err" || __rc=$?
-	now_us __t1
-	printf -v "$__v" '%s' $((__t1 - __t0))
-	return $__rc
+# lifecycle_us RT BUNDLE ID: create + start + wait for the exit + delete,
+# timed by bench/timer.c; prints the microseconds of the whole lifecycle,
+# then of create, start, the wait and delete.
+lifecycle_us() {
+	"$WORK/timer" --lifecycle "${BIN[$1]}" "$WORK/root-$1" "$2" "$3" "$WORK/$1.pid" 2>>"$WORK/$1.err"
 }
 
 mkdir -p "$RESULTS"

@@ -113,50 +113,21 @@ for rt in "${RUNTIMES[@]}"; do
 	mv "$WORK/bundle-$rt/config.json.new" "$WORK/bundle-$rt/config.json"
 done
 
-# A sleep without a fork: read with a timeout on a pipe nobody writes.
-exec {SLEEPFD}<> <(:)
-nap() { read -r -t "$1" -u "$SLEEPFD" _ || true; }
-
-# wait_exit PID: until PID has exited (gone, or a zombie of a lazy reaper).
-wait_exit() {
-	local stat
-	while :; do
-		{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
-		stat="${stat##*) }"
-		case "${stat:0:1}" in Z|X) return 0 ;; esac
-		nap 0.0002
-	done
-}
-
-# now_us VAR: microseconds into VAR, without the fork a $(...) would cost
-# (several ms on slow hosts, charged to both runtimes alike).
-now_us() { printf -v "$1" '%s' "${EPOCHREALTIME/./}"; }
+# The timing: bench/timer.c spawns each runtime command with posix_spawn
+# (no fork of this shell inside the measured interval) and waits for the
+# container's exit on a pidfd.
+gcc -O2 -o "$WORK/timer" "$HERE/timer.c" || die "cannot build bench/timer.c"
 
 # One measured container with runtime $1; prints the total microseconds,
 # then those of create, start, the wait for the exit, and delete.
 one_lifecycle() {
-	local rt="$1" bin="${BIN[$1]}" root="$WORK/root-$1" id="c$2" t0 t1 t2 t3 t4 pid
-	now_us t0
-	"$bin" --root "$root" create --bundle "$WORK/bundle-$rt" --pid-file "$WORK/$rt.pid" "$id" \
-		</dev/null >/dev/null 2>>"$WORK/$rt.err" || return 1
-	now_us t1
-	"$bin" --root "$root" start "$id" 2>>"$WORK/$rt.err" || return 1
-	now_us t2
-	read -r pid <"$WORK/$rt.pid" || [ -n "$pid" ] # no newline at its end
-	wait_exit "$pid"
-	now_us t3
-	"$bin" --root "$root" delete "$id" 2>>"$WORK/$rt.err" || return 1
-	now_us t4
-	echo $((t4 - t0)) $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) $((t4 - t3))
+	"$WORK/timer" --lifecycle "${BIN[$1]}" "$WORK/root-$1" "$WORK/bundle-$1" "c$2" "$WORK/$1.pid" \
+		2>>"$WORK/$1.err"
 }
 
 one_run() {
-	local rt="$1" bin="${BIN[$1]}" root="$WORK/root-$1" id="r$2" t0 t1
-	now_us t0
-	"$bin" --root "$root" run --bundle "$WORK/bundle-$rt" "$id" \
-		</dev/null >/dev/null 2>>"$WORK/$rt.err" || return 1
-	now_us t1
-	echo $((t1 - t0))
+	"$WORK/timer" "${BIN[$1]}" --root "$WORK/root-$1" run --bundle "$WORK/bundle-$1" "r$2" \
+		2>>"$WORK/$1.err"
 }
 
 # Peak RSS (KiB) of one `create` (then cleaned up) or one `run`.

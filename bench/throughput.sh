@@ -79,19 +79,6 @@ for n in 10 100; do
 	done
 done
 
-one_lifecycle() { # RT ID: prints microseconds
-	local rt="$1" id="$2" t0 t1 pid
-	now_us t0
-	rt_cmd "$rt" create --bundle "$WORK/bundle-$rt" --pid-file "$WORK/$rt.pid" "$id" \
-		</dev/null >/dev/null 2>>"$WORK/$rt.err" || return 1
-	rt_cmd "$rt" start "$id" 2>>"$WORK/$rt.err" || return 1
-	read -r pid <"$WORK/$rt.pid" || [ -n "$pid" ]
-	wait_exit "$pid"
-	rt_cmd "$rt" delete "$id" 2>>"$WORK/$rt.err" || return 1
-	now_us t1
-	echo $((t1 - t0))
-}
-
 # Idle containers: `sleep` with their own cgroups (the par-* bundles with
 # another command).
 for rt in "${RUNTIMES[@]}"; do
@@ -111,7 +98,7 @@ for level in "${LEVELS[@]}"; do
 	have="$level"
 	for i in $(seq "$ITERS"); do
 		for rt in "${RUNTIMES[@]}"; do
-			if v="$(one_lifecycle "$rt" "l$level-$i")"; then record "$rt" "existing-$level" "$i" "$v" us
+			if read -r v _ < <(lifecycle_us "$rt" "$WORK/bundle-$rt" "l$level-$i") && [ -n "$v" ]; then record "$rt" "existing-$level" "$i" "$v" us
 			else fail "$rt" "existing-$level"; rt_cmd "$rt" delete --force "l$level-$i" >/dev/null 2>&1 || true; fi
 		done
 	done
