@@ -300,6 +300,40 @@ fill_state (struct create_ctx *c)
     }
 }
 
+/* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
+ * without close-on-exec: every fd brig opens itself has it). The init may
+ * wait in "created" for a long time, and a pipe held open there keeps the
+ * engine reading create's output from ever seeing end-of-file. brig needs
+ * none of them either: they are closed here, before the clone, where this
+ * costs less than in the child (no page shared copy-on-write yet). */
+static void
+close_inherited_fds (int preserve_fds)
+{
+  int first = 3 + (preserve_fds > 0 ? preserve_fds : 0);
+  char buf[4096] __attribute__ ((aligned (8)));
+  int dfd = open ("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  long n;
+
+  if (dfd < 0)
+    return;
+  while ((n = syscall (SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+    for (long off = 0; off < n;)
+      {
+        struct dirent64 *de = (struct dirent64 *) (buf + off);
+        int fd, fl;
+        off += de->d_reclen;
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+          continue;
+        fd = atoi (de->d_name);
+        if (fd < first || fd == dfd)
+          continue;
+        fl = fcntl (fd, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+          close (fd);
+      }
+  close (dfd);
+}
+
 static pid_t
 do_clone3 (unsigned long long flags, int cgroup_fd, int *pidfd)
 {
@@ -484,6 +518,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
    * keep it held while it waits for start. */
   a.close_fds[2] = c->dirfd;
 
+  close_inherited_fds (c->o->listen_fds + c->o->preserve_fds);
   r = enter_child_namespaces (c, &nsc, err);
   if (r < 0)
     {

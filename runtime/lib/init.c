@@ -346,40 +346,6 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   return brig_process_exec (pr, err);
 }
 
-/* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
- * without close-on-exec: every fd brig opens itself has it). The init may
- * wait in "created" for a long time, and a pipe held open there keeps the
- * engine reading create's output from ever seeing end-of-file. The listing
- * goes through a stack buffer: no allocation, no page touched in the heap
- * this process shares copy-on-write with its parent. */
-static void
-close_inherited_fds (int preserve_fds)
-{
-  int first = 3 + (preserve_fds > 0 ? preserve_fds : 0);
-  char buf[4096] __attribute__ ((aligned (8)));
-  int dfd = open ("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  long n;
-
-  if (dfd < 0)
-    return;
-  while ((n = syscall (SYS_getdents64, dfd, buf, sizeof buf)) > 0)
-    for (long off = 0; off < n;)
-      {
-        struct dirent64 *de = (struct dirent64 *) (buf + off);
-        int fd, fl;
-        off += de->d_reclen;
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-          continue;
-        fd = atoi (de->d_name);
-        if (fd < first || fd == dfd)
-          continue;
-        fl = fcntl (fd, F_GETFD);
-        if (fl >= 0 && !(fl & FD_CLOEXEC))
-          close (fd);
-      }
-  close (dfd);
-}
-
 void
 brig_init_main (struct brig_init_args *a)
 {
@@ -390,7 +356,6 @@ brig_init_main (struct brig_init_args *a)
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);
-  close_inherited_fds (a->o->listen_fds + a->o->preserve_fds);
   reset_signal_mask ();
   brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
   pr.seccomp_early = a->seccomp_early;

@@ -26,6 +26,23 @@ expect_no_such_container() {
 	fi
 }
 
+@test "lifecycle: the created init keeps no fd the caller leaked: a pipe reaches end-of-file" {
+	# An engine reads create's output until end-of-file; an init that kept
+	# an inherited write end open while it waits for start would block it.
+	update_config '.process.args = ["sleep", "100"]'
+	mkfifo "$BUNDLE/leak"
+	{ cat "$BUNDLE/leak" >/dev/null; echo eof >"$BUNDLE/leak.got"; } &
+	local reader=$! i
+	create_container ctr 5>"$BUNDLE/leak"
+	for i in $(seq 50); do
+		[ -e "$BUNDLE/leak.got" ] && break
+		sleep 0.1
+	done
+	kill "$reader" 2>/dev/null || true
+	[ "$(brig state ctr | jq -r .status)" = created ]
+	[ "$(cat "$BUNDLE/leak.got" 2>/dev/null)" = eof ]
+}
+
 @test "lifecycle: create, start, exit, delete walks the state machine" {
 	# The process waits on a fifo in the rootfs so the test decides when it exits.
 	mkfifo "$BUNDLE/rootfs/dev-gate"
