@@ -298,3 +298,20 @@ oci_generate (const oci_type *t, const void *obj, bool pretty, size_t *len)
     *len = o.len;
   return o.s;
 }
+
+void *
+oci_copy (const oci_type *t, const void *obj)
+{
+  size_t len;
+  char *json = oci_generate (t, obj, false, &len);
+  void *copy;
+  int e;
+
+  if (json == NULL)
+    return NULL;
+  copy = oci_parse_data (t, json, len, NULL, NULL);
+  e = errno;
+  free (json);
+  errno = e;
+  return copy;
+}

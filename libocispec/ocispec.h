@@ -81,6 +81,10 @@ void *oci_parse_file (const oci_type *t, const char *path, oci_error *err);
  * set on failure (EILSEQ: a string is not valid UTF-8). */
 char *oci_generate (const oci_type *t, const void *obj, bool pretty, size_t *len);
 
+/* A deep copy of obj (of type t), made through its JSON form so that every
+ * field is covered. Returns NULL with errno set on failure. */
+void *oci_copy (const oci_type *t, const void *obj);
+
 /* Whether a and b (both of type t, either may be NULL) hold the same values,
  * presence included. */
 bool oci_equal (const oci_type *t, const void *a, const void *b);

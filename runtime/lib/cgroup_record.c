@@ -123,19 +123,6 @@ merge_resources (oci_resources *d, oci_resources *s)
     oci_map_set (&d->unified, s->unified->keys[i], s->unified->values[i]);
 }
 
-/* A deep copy through JSON: the generic code knows every field. */
-static oci_resources *
-copy_resources (const oci_resources *res)
-{
-  _cleanup_free_ char *json = NULL;
-  size_t len;
-
-  json = oci_generate (&oci_resources_type, res, false, &len);
-  if (json == NULL)
-    return NULL;
-  return oci_parse_data (&oci_resources_type, json, len, NULL, NULL);
-}
-
 int
 brig_resources_merge (oci_config *cfg, const oci_resources *res, brig_error *err)
 {
@@ -143,7 +130,7 @@ brig_resources_merge (oci_config *cfg, const oci_resources *res, brig_error *err
 
   if (res == NULL)
     return 0;
-  copy = copy_resources (res);
+  copy = oci_copy (&oci_resources_type, res);
   if (copy == NULL)
     return brig_error_set (err, errno ? errno : ENOMEM, "copy linux.resources");
   if (cfg->linux == NULL)

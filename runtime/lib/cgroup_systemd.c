@@ -291,24 +291,13 @@ sd_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *er
     return r;
   if (cfg->resources)
     {
-      char *json;
-      oci_error oe = { 0 };
-      size_t len = 0;
       r = brig_cgroup_resources_validate (cg, cfg->resources, err);
       if (r < 0)
         return r;
       /* the scope exists only once there is a pid: keep a copy for enter */
-      json = oci_generate (&oci_resources_type, cfg->resources, false, &len);
-      if (json == NULL)
-        return brig_error_errno (err, "systemd: copy linux.resources");
-      cg->pending = oci_parse_data (&oci_resources_type, json, len, "linux.resources", &oe);
-      free (json);
+      cg->pending = oci_copy (&oci_resources_type, cfg->resources);
       if (cg->pending == NULL)
-        {
-          r = brig_error_set (err, EINVAL, "%s", oe.msg ? oe.msg : "copy linux.resources");
-          free (oe.msg);
-          return r;
-        }
+        return brig_error_errno (err, "systemd: copy linux.resources");
     }
   cg->annotations = cfg->annotations;
   brig_cgroup_fill_dirs (cg, brig_cgroup_host_get ());

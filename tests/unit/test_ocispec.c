@@ -176,6 +176,10 @@ test_round_trip (const oci_type *t, const void *obj, const char *what)
       free (err.msg);
       oci_free (t, again);
     }
+  void *copy = oci_copy (t, obj);
+  ok (copy && copy != obj && oci_equal (t, obj, copy), "%s: oci_copy gives an equal, separate object",
+      what);
+  oci_free (t, copy);
 }
 
 /* ---- spot checks on the full fixture ---- */
