@@ -218,38 +218,6 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
   return brig_error_set (err, ENOENT, "executable file \"%s\" not found in $PATH", arg0);
 }
 
-/* The home directory of uid in the current root's /etc/passwd, or NULL. */
-static char *
-passwd_home (uid_t uid)
-{
-  _cleanup_fclose_ FILE *f = fopen ("/etc/passwd", "re");
-  char line[1024];
-
-  if (f == NULL)
-    return NULL;
-  while (fgets (line, sizeof line, f))
-    {
-      char *fields[7] = { NULL };
-      char *s = line;
-      int n = 0;
-      for (; n < 7 && s; n++)
-        {
-          fields[n] = s;
-          s = strchr (s, ':');
-          if (s)
-            *s++ = '\0';
-        }
-      if (n < 6 || fields[2] == NULL || fields[5] == NULL)
-        continue;
-      char *end;
-      unsigned long v = strtoul (fields[2], &end, 10);
-      if (end == fields[2] || *end != '\0' || v != uid)
-        continue;
-      return xstrdup (fields[5]);
-    }
-  return NULL;
-}
-
 char **
 brig_process_build_env (const oci_process *p)
 {
@@ -262,7 +230,7 @@ brig_process_build_env (const oci_process *p)
   if (env_get (v, "HOME") == NULL)
     {
       uid_t uid = p && p->user && p->user->has_uid ? p->user->uid : 0;
-      _cleanup_free_ char *home = passwd_home (uid);
+      _cleanup_free_ char *home = brig_passwd_field (uid, 5);
       v[k++] = xasprintf ("HOME=%s", home && *home ? home : "/");
     }
   v[k] = NULL;

@@ -194,40 +194,6 @@ brig_mkdir_p (const char *path, mode_t mode)
   return 0;
 }
 
-unsigned long long
-brig_proc_start_time (pid_t pid)
-{
-  char path[64], buf[1024];
-  _cleanup_close_ int fd = -1;
-  ssize_t n;
-  char *p;
-  unsigned long long start = 0;
-
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  n = read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  /* The command name may hold spaces and parentheses: skip to the last ')'. */
-  p = strrchr (buf, ')');
-  if (p == NULL)
-    return 0;
-  /* After ") " come fields 3..; starttime is field 22. */
-  p += 2;
-  for (int field = 3; field < 22 && p; field++)
-    {
-      p = strchr (p, ' ');
-      if (p)
-        p++;
-    }
-  if (p)
-    start = strtoull (p, NULL, 10);
-  return start;
-}
-
 char *
 brig_passwd_field (uid_t uid, int field)
 {

@@ -57,10 +57,6 @@ int brig_write_string_at (int dirfd, const char *path, const char *value);
 /* mkdir -p with mode for each missing component; 0 or -errno. */
 int brig_mkdir_p (const char *path, mode_t mode);
 
-/* Seconds and nanoseconds since boot at which process pid started
- * (field 22 of /proc/PID/stat, in clock ticks); 0 on failure. */
-unsigned long long brig_proc_start_time (pid_t pid);
-
 /* Field `field` (0 name .. 6 shell) of uid's entry in the current root's
  * /etc/passwd, or NULL. Read by hand, not through NSS: the entry must come
  * from the container's file, and brig links statically. */
