@@ -86,7 +86,6 @@ sleep_us (long us)
     ;
 }
 
-
 /* Writing FROZEN starts freezing; the state reads FREEZING until every task
  * has stopped. A task stuck in the kernel can keep it there, so write again
  * now and then, and give up (thawing) after a few seconds. */

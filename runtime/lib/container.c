@@ -212,32 +212,20 @@ brig_container_kill (const struct brig_context *ctx, const char *id, int sig, bo
   r = brig_container_load (ctx, id, BRIG_LOCK_SHARED, &c, err);
   if (r < 0)
     return r;
-  if (all)
-    {
-      r = load_cgroup (c, &cg, err);
-      if (r < 0)
-        return r;
-      if (cg)
-        {
-          r = brig_cgroup_kill_all (cg, sig, err);
-          /* Thawed for SIGKILL, as below. */
-          if (r == 0 && sig == SIGKILL && c->status == BRIG_STATUS_PAUSED)
-            brig_cgroup_freeze (cg, false, NULL);
-          brig_cgroup_free (cg);
-          return r;
-        }
-    }
-  if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
-    return brig_error_set (err, 0, "container not running");
-  r = brig_container_signal (c, sig, err);
-  /* In a v1 freezer a frozen process dies of SIGKILL only once thawed: as
-   * runc, thaw a paused container for SIGKILL (other signals wait). */
-  if (r == 0 && sig == SIGKILL && c->status == BRIG_STATUS_PAUSED
-      && load_cgroup (c, &cg, NULL) == 0 && cg)
-    {
-      brig_cgroup_freeze (cg, false, NULL);
-      brig_cgroup_free (cg);
-    }
+  /* The cgroup: for --all, and for SIGKILL to a paused container, which
+   * in a v1 freezer dies only once thawed (as runc, other signals wait). */
+  if ((all || (sig == SIGKILL && c->status == BRIG_STATUS_PAUSED))
+      && (r = load_cgroup (c, &cg, all ? err : NULL)) < 0 && all)
+    return r;
+  if (all && cg)
+    r = brig_cgroup_kill_all (cg, sig, err);
+  else if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
+    r = brig_error_set (err, 0, "container not running");
+  else
+    r = brig_container_signal (c, sig, err);
+  if (r == 0 && cg && sig == SIGKILL && c->status == BRIG_STATUS_PAUSED)
+    brig_cgroup_freeze (cg, false, NULL);
+  brig_cgroup_free (cg);
   return r;
 }
 

@@ -195,17 +195,6 @@ state_json (const struct brig_state_file *st, size_t *len)
 }
 
 int
-brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
-{
-  size_t len;
-  _cleanup_free_ char *json = state_json (st, &len);
-
-  if (json == NULL)
-    return brig_error_errno (err, "generate state.json");
-  return brig_write_file_atomic (dirfd, "state.json", json, len, 0600, err);
-}
-
-int
 brig_state_stage (int dirfd, const struct brig_state_file *st, brig_error *err)
 {
   size_t len;
@@ -230,6 +219,13 @@ brig_state_commit (int dirfd, brig_error *err)
   if (renameat (dirfd, BRIG_STATE_NEXT, dirfd, "state.json") < 0)
     return brig_error_errno (err, "rename %s to state.json", BRIG_STATE_NEXT);
   return 0;
+}
+
+int
+brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err)
+{
+  int r = brig_state_stage (dirfd, st, err);
+  return r < 0 ? r : brig_state_commit (dirfd, err);
 }
 
 static int

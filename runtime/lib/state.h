@@ -116,12 +116,13 @@ int brig_state_list (const struct brig_context *ctx, char ***ids, brig_error *er
 int brig_state_claim (const struct brig_context *ctx, const char *id, int *dirfd,
                       brig_error *err);
 
-/* Write state.json in dirfd (write + rename). */
+/* Write state.json in dirfd (stage + commit; the caller holds the lock). */
 int brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *err);
 
 /* The same in two steps: write the next state to BRIG_STATE_NEXT, then
- * (commit) rename it over state.json. Lets create prepare the final state
- * while the init is still setting up and publish it with one rename. */
+ * (commit) rename it over state.json, so readers never see a partial file.
+ * Lets create prepare the final state while the init is still setting up
+ * and publish it with one rename. */
 #define BRIG_STATE_NEXT "state.json.next"
 int brig_state_stage (int dirfd, const struct brig_state_file *st, brig_error *err);
 int brig_state_commit (int dirfd, brig_error *err);
