@@ -47,18 +47,25 @@ cg_parents_before=" $(test_cg_parents | tr '\n' ' ') "
 # bundles and cgroups (their processes killed first); then the shared test
 # cgroup parent where this run made it and nothing else is left in it.
 sweep_test_leftovers() {
-	local root id d
+	local root id d rt="${RUNTIME:-$BRIG}" say=echo
+	# Said on the output (a teardown that leaks must not go unnoticed),
+	# except on exit, after the summary line that must come last.
+	[ "${1:-}" != quiet ] || say=:
 	for root in /tmp/brig-test-root."$BRIG_TEST_TAG"-*; do
 		[ -d "$root" ] || continue
-		for id in $("$BRIG" --root "$root" list -q 2>/dev/null); do
-			"$BRIG" --root "$root" delete --force "$id" >/dev/null 2>&1
+		$say "# swept: $root"
+		for id in $("$rt" --root "$root" list -q 2>/dev/null); do
+			"$rt" --root "$root" delete --force "$id" >/dev/null 2>&1
 		done
 		rm -rf "$root"
 	done
-	rm -rf /tmp/brig-test-bundle."$BRIG_TEST_TAG"-*
+	for d in /tmp/brig-test-*."$BRIG_TEST_TAG"-*; do
+		[ -e "$d" ] && $say "# swept: $d" && rm -rf "$d"
+	done
 	for d in /sys/fs/cgroup/*/"$TEST_CG_PARENT"/brig-test-bundle."$BRIG_TEST_TAG"-* \
 		/sys/fs/cgroup/"$TEST_CG_PARENT"/brig-test-bundle."$BRIG_TEST_TAG"-*; do
 		[ -d "$d" ] || continue
+		$say "# swept: $d"
 		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
@@ -67,7 +74,7 @@ sweep_test_leftovers() {
 	done
 	return 0
 }
-trap 'sweep_test_leftovers; rm -rf "$LOGDIR"' EXIT
+trap 'sweep_test_leftovers quiet; rm -rf "$LOGDIR"' EXIT
 
 total_pass=0 total_fail=0 total_skip=0
 summary=()

@@ -24,6 +24,9 @@ ROOTFS_CACHE="${BRIG_ROOTFS_CACHE:-${BATS_RUN_TMPDIR:-/tmp}/brig-rootfs}"
 # Seconds one runtime command may take before it is killed, so that a hung
 # command fails its test instead of blocking the whole suite.
 BRIG_CMD_TIMEOUT="${BRIG_CMD_TIMEOUT:-120}"
+# Set by setup_bundle, never taken from the environment: teardown deletes
+# every container under $ROOT and removes it (packaging tools export ROOT).
+unset ROOT BUNDLE CGROUP_NAME CG_PARENTS_BEFORE
 
 # brig [args...]: run the runtime under test with the test's private --root.
 brig() {
@@ -187,6 +190,28 @@ remove_test_cgroups() {
 	for d in $(test_cgroup_parents); do
 		[[ "$CG_PARENTS_BEFORE" == *" $d "* ]] || rmdir "$d" 2>/dev/null || true
 	done
+}
+
+# socket_activated LISTEN_PID ARGS...: the runtime with ARGS, as systemd
+# starts a socket-activated service: LISTEN_FDS=1 and LISTEN_PID set to the
+# runtime's own pid ("self") or to the pid given. No timeout wrapper: the
+# runtime must be the process the shell execs, to have that pid.
+socket_activated() {
+	local pid="$1"
+	shift
+	sh -c 'if [ "$1" = self ]; then LISTEN_PID=$$; else LISTEN_PID=$1; fi
+		export LISTEN_FDS=1 LISTEN_PID; shift; exec "$@"' sh "$pid" "$RUNTIME" --root "$ROOT" "$@"
+}
+
+# cgroup_frozen: a cgroup of this test's containers is frozen (the v1
+# freezer's freezer.state, or cgroup.freeze of a v2 cgroup).
+cgroup_frozen() {
+	local d
+	for d in $(test_cgroup_dirs); do
+		grep -qx FROZEN "$d/freezer.state" 2>/dev/null && return 0
+		grep -qx 1 "$d/cgroup.freeze" 2>/dev/null && return 0
+	done
+	return 1
 }
 
 # process_alive PID: the process exists and is not a zombie (kill -0 also

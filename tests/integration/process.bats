@@ -19,8 +19,12 @@ teardown() {
 
 # run_in CMD: run the container with `sh -c CMD` in the foreground, stdin
 # from /dev/null; $status and $output as bats' run.
-run_in() {
+set_sh() {
 	update_config "$(jq -n --arg c "$1" '{a: ["sh", "-c", $c]}' | jq -c '.a' | sed 's/^/.process.args = /')"
+}
+
+run_in() {
+	set_sh "$1"
 	run brig run ctr </dev/null
 }
 
@@ -184,12 +188,9 @@ run_in() {
 @test "process: socket activation passes LISTEN_FDS fds and sets LISTEN_FDS/LISTEN_PID" {
 	echo activated >"$BUNDLE/sock"
 	echo preserved >"$BUNDLE/p"
-	run_in 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID"; cat <&3; cat <&4; ls /proc/self/fd | sort -n | tr "\n" " "'
-	# LISTEN_PID must be the runtime's own pid: exec it from the shell that
-	# sets it. The listen fds come first (3), then --preserve-fds (4); 5 is
-	# closed.
-	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" run --preserve-fds 1 ctr' \
-		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/sock" 4<"$BUNDLE/p" 5</dev/null
+	set_sh 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID"; cat <&3; cat <&4; ls /proc/self/fd | sort -n | tr "\n" " "'
+	# The listen fds come first (3), then --preserve-fds (4); 5 is closed.
+	run socket_activated self run --preserve-fds 1 ctr </dev/null 3<"$BUNDLE/sock" 4<"$BUNDLE/p" 5</dev/null
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# pid 1: the process is the init of a new pid namespace
@@ -198,9 +199,9 @@ run_in() {
 	[ "${lines[2]}" = preserved ]
 	[[ "${lines[3]}" =~ ^"0 1 2 3 4 "(5 )?$ ]]
 	# LISTEN_PID of another process: the fds are not the runtime's to pass.
-	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=1; exec "$0" --root "$1" run ctr' \
-		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/sock"
+	run socket_activated 1 run ctr </dev/null 3<"$BUNDLE/sock"
 	echo "$output"
+	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "fds= pid=" ]
 	assert_contains "$output" "3: Bad file descriptor"
 	[[ "${lines[-1]}" =~ ^"0 1 2 "(3 )?$ ]]
@@ -211,9 +212,8 @@ run_in() {
 	requires brig
 	echo activated >"$BUNDLE/p3"
 	update_config '.linux.namespaces -= [{"type": "pid"}]'
-	run_in 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID me=$$"; cat <&3'
-	run sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" run ctr' \
-		"$RUNTIME" "$ROOT" </dev/null 3<"$BUNDLE/p3"
+	set_sh 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID me=$$"; cat <&3'
+	run socket_activated self run ctr </dev/null 3<"$BUNDLE/p3"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ ^fds=1\ pid=([0-9]+)\ me=([0-9]+)$ ]]
@@ -226,8 +226,7 @@ run_in() {
 	requires command:create command:start
 	echo activated >"$BUNDLE/sock"
 	update_config '.process.args = ["sh", "-c", "echo \"fds=$LISTEN_FDS\"; cat <&3"]'
-	sh -c 'export LISTEN_FDS=1 LISTEN_PID=$$; exec "$0" --root "$1" create ctr' \
-		"$RUNTIME" "$ROOT" </dev/null >"$BUNDLE/out" 2>&1 3<"$BUNDLE/sock"
+	socket_activated self create ctr </dev/null >"$BUNDLE/out" 2>&1 3<"$BUNDLE/sock"
 	brig start ctr
 	wait_for_status ctr stopped
 	cat "$BUNDLE/out"

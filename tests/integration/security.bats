@@ -101,7 +101,7 @@ teardown() {
 }
 
 @test "security: a symlinked mount destination stays inside the rootfs (CVE-2021-30465)" {
-	HOST_DIR="$(mktemp -d /tmp/brig-test-hostdir.XXXXXX)"
+	HOST_DIR="$(test_tmpdir hostdir)"
 	# Absolute and relative links that would point at HOST_DIR if the runtime
 	# followed them on the host.
 	ln -s "$HOST_DIR" "$BUNDLE/rootfs/evil-abs"

@@ -11,7 +11,7 @@ setup() {
 	requires root
 	[ -x "$RECVTTY" ] || skip "recvtty is not built ($RECVTTY)"
 	setup_bundle
-	SOCKDIR="$(mktemp -d /tmp/brig-test-sock.XXXXXX)"
+	SOCKDIR="$(test_tmpdir sock)"
 	SOCK="$SOCKDIR/console.sock"
 	RECVTTY_PID=
 }

@@ -92,7 +92,7 @@ with_userns() {
 @test "userns: an idmapped bind mount shows the mapped owners" {
 	requires brig
 	with_userns
-	HOST_DIR="$(mktemp -d /tmp/brig-test-idmap.XXXXXX)"
+	HOST_DIR="$(test_tmpdir idmap)"
 	chmod 0755 "$HOST_DIR"
 	touch "$HOST_DIR/root-file" "$HOST_DIR/user-file"
 	chown 1000:1000 "$HOST_DIR/user-file"
@@ -133,7 +133,7 @@ with_userns() {
 @test "userns: rootless run as an unprivileged user with --root under XDG_RUNTIME_DIR" {
 	requires program:setpriv command:spec
 	local user=1000
-	RL_DIR="$(mktemp -d /tmp/brig-test-rootless.XXXXXX)"
+	RL_DIR="$(test_tmpdir rootless)"
 	cp -a "$BUNDLE/rootfs" "$RL_DIR/rootfs"
 	mkdir -m 0700 "$RL_DIR/xdg"
 	chown -R "$user:$user" "$RL_DIR"

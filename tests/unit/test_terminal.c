@@ -238,9 +238,11 @@ test_exec_overrides (void)
           && p->user->additional_gids_len == 2 && p->user->additional_gids[1] == 30,
           "user uid:gid and additional gids");
   tap_ok (p->capabilities && p->capabilities->bounding_len == 1
-          && p->capabilities->permitted_len == 1 && p->capabilities->inheritable_len == 0
-          && p->capabilities->ambient_len == 0
-          && strcmp (p->capabilities->effective[0], "CAP_SYS_ADMIN") == 0,
+          && p->capabilities->effective_len == 1 && p->capabilities->permitted_len == 1
+          && p->capabilities->inheritable_len == 0 && p->capabilities->ambient_len == 0
+          && strcmp (p->capabilities->bounding[0], "CAP_SYS_ADMIN") == 0
+          && strcmp (p->capabilities->effective[0], "CAP_SYS_ADMIN") == 0
+          && strcmp (p->capabilities->permitted[0], "CAP_SYS_ADMIN") == 0,
           "--cap goes to bounding, effective, permitted; not inheritable (CVE-2022-29162)");
   tap_ok (p->terminal && p->no_new_privileges, "tty and no_new_privs");
   tap_ok (brig_exec_validate_process (p, &err) == 0, "valid process");

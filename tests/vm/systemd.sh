@@ -143,7 +143,6 @@ if [ "$qrc" -eq 125 ]; then
 	boot 1
 	qrc=$?
 fi
-qrc=$?
 elapsed=$((SECONDS - start))
 tr -d '\r' <"$LOG" >"$LOG.txt"
 if ! grep -q '^BRIG-VM-TAP-BEGIN' "$LOG.txt"; then
