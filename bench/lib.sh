@@ -240,11 +240,17 @@ summary_row() {
 # print_summary: the summary CSV as an aligned table.
 print_summary() { column -t -s, "$SUMMARY"; }
 
-# plot_summary TITLE YLABEL: a clustered bar chart ($RESULTS/$NAME.png) of
-# the runtimes' medians per scenario from the summary CSV.
+# plot_summary TITLE YLABEL [ROWS]: a clustered bar chart ($RESULTS/$NAME.png)
+# of the runtimes' medians per scenario from the summary CSV; ROWS (a grep
+# pattern) keeps only the scenarios that match.
 plot_summary() {
+	local csv="$SUMMARY"
 	command -v gnuplot >/dev/null || { note "gnuplot not found: no plot"; return 0; }
-	"$HERE/plot.sh" "$SUMMARY" "$RESULTS/$NAME.png" "$1" "$2" 2 4 "${#RUNTIMES[@]}" 2>>"$WORK/gnuplot.err" ||
+	if [ -n "${3:-}" ]; then
+		csv="$WORK/plot.csv"
+		grep -e '^benchmark' -e "$3" "$SUMMARY" >"$csv"
+	fi
+	"$HERE/plot.sh" "$csv" "$RESULTS/$NAME.png" "$1" "$2" 2 4 "${#RUNTIMES[@]}" 2>>"$WORK/gnuplot.err" ||
 		note "gnuplot failed: $(head -n3 "$WORK/gnuplot.err")"
 }
 

@@ -163,9 +163,5 @@ for rt in "${RUNTIMES[@]}"; do
 done
 r="$(ratio "$(stat_of brig getpid-hardened)" "$(stat_of brig getpid-none)")"
 note "target: brig's hardened profile costs < 5% on getpid: $(awk -v r="$r" 'BEGIN { print (r != "NA" && r < 1.05) ? "met" : "NOT met" }') ($r)"
-grep -e '^benchmark' -e 'getpid' "$SUMMARY" >"$WORK/getpid.csv"
-SUMMARY_ALL="$SUMMARY"
-SUMMARY="$WORK/getpid.csv"
-plot_summary "getpid(2) in a container under seccomp profiles (ns per call)" "ns/call"
-SUMMARY="$SUMMARY_ALL"
+plot_summary "getpid(2) in a container under seccomp profiles (ns per call)" "ns/call" getpid
 note "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

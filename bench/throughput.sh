@@ -116,9 +116,5 @@ for rt in "${RUNTIMES[@]}"; do
 	note "$rt: lifecycle time with 100 vs 10 existing containers: $(ratio "$b" "$a")x (target for brig: <= 1.3)"
 done
 # The plot: lifecycle time against existing containers.
-grep -e '^benchmark' -e 'existing' "$SUMMARY" >"$WORK/existing.csv"
-SUMMARY_ALL="$SUMMARY"
-SUMMARY="$WORK/existing.csv"
-plot_summary "lifecycle of /bin/true while 0/10/50/100 idle containers exist (parallel 10/100: see the CSV)" "ms"
-SUMMARY="$SUMMARY_ALL"
+plot_summary "lifecycle of /bin/true while 0/10/50/100 idle containers exist (parallel 10/100: see the CSV)" "ms" existing
 note "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
