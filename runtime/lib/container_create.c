@@ -660,8 +660,8 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
 static void
 create_ctx_undo (struct create_ctx *c)
 {
-  /* Before the kill: devices must not depend on our fds keeping the
-   * namespace alive. */
+  /* Before the kill, while the init's network namespace surely still
+   * holds the devices. */
   brig_netdev_undo (c->netdevs);
   if (c->pidfd >= 0)
     syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);

@@ -245,7 +245,14 @@ link_dump (struct nl *nl, struct link_list *out)
   out->v = NULL;
   out->len = 0;
   req_init (&r, RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof ifi);
-  return nl_call (nl, &r, link_list_cb, out);
+  int rc = nl_call (nl, &r, link_list_cb, out);
+  if (rc < 0)
+    {
+      /* a dump that failed half way gives back what it had collected */
+      free (out->v);
+      out->v = NULL;
+    }
+  return rc;
 }
 
 /* Move link index into the namespace ns_fd, named name there (NULL: as it is). */
@@ -337,7 +344,13 @@ addr_dump (struct nl *nl, int index, struct addr_list *out)
   out->v = NULL;
   out->len = 0;
   req_init (&r, RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof ifa);
-  return nl_call (nl, &r, addr_list_cb, out);
+  int rc = nl_call (nl, &r, addr_list_cb, out);
+  if (rc < 0)
+    {
+      free (out->v);
+      out->v = NULL;
+    }
+  return rc;
 }
 
 static int
@@ -515,7 +528,7 @@ move_one (brig_netdevs *nd, const oci_linux *lx, size_t i, const struct link_inf
     r = link_move (&nd->host, host->index, nd->ctr_ns, lx->net_devices[i].name);
   if (r < 0)
     {
-      free (before.v);
+      free (before.v); /* NULL when the dump failed */
       free (mv->addrs);
       mv->addrs = NULL;
       return brig_error_set (err, -r, "linux.netDevices.%s: move into the container's "

@@ -193,6 +193,24 @@ netdevs() {
 	assert_contains "$output" "fd00:200::1/64"
 }
 
+@test "netdev: a device that cannot move gives back the ones moved before it" {
+	# nd0 moves first; the loopback device cannot leave its namespace, so
+	# the second move fails after the first succeeded.
+	make_if nd0 10.200.0.1/24
+	netdevs '{"nd0": {"name": "c0"}, "lo": {"name": "x0"}}'
+	run create_container nd
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.netDevices.lo"
+	assert_no_leftovers
+	run nip addr show dev nd0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ \<[A-Z,_-]*UP ]]
+	assert_contains "$output" "inet 10.200.0.1/24"
+	nip link show lo
+}
+
 @test "netdev: a name already in the container's namespace is an error" {
 	make_if nd0 10.200.0.1/24
 	netdevs '{"nd0": {"name": "lo"}}'
