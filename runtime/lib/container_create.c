@@ -456,7 +456,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
-  bool slow = false, cgroupns_deferred;
+  bool slow = false, cgroupns_deferred, netdevs;
   struct ns_for_children nsc;
   struct brig_sync_msg m = { .fd = -1 };
   int sv[2], r;
@@ -478,7 +478,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     return r;
   a.mount_fds = mount_fds;
   a.hook_sync = has_hooks (c->cfg->hooks);
-  a.netdev_sync = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
+  netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
   a.seccomp_early = c->seccomp && c->cfg->process
                     && (!c->cfg->process->no_new_privileges
                         || brig_seccomp_uses_notify (c->seccomp));
@@ -493,16 +493,18 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
       a.userns_via_sync = (newf & CLONE_NEWUSER) != 0;
       a.unshare_flags = newf & ~(unsigned long) CLONE_NEWUSER;
       a.fork_init = (newf & CLONE_NEWPID) != 0;
+      /* the network namespace exists once the init has made or joined it */
+      a.netdev_sync = netdevs;
       clone_flags = 0;
     }
   else
     {
       clone_flags = newf & ~(unsigned long) (cgroupns_deferred ? CLONE_NEWCGROUP : 0);
       a.unshare_flags = cgroupns_deferred ? CLONE_NEWCGROUP : 0;
-      /* Only the id maps and the moved network devices must come before
-       * the first mount; the cgroup placement is awaited at the rootfs's
-       * cgroup barrier. */
-      a.go_late = !(newf & CLONE_NEWUSER) && !a.netdev_sync;
+      /* Only the id maps must come before the first mount; the cgroup
+       * placement (and linux.netDevices, moved into the network namespace
+       * the clone made) is awaited at the rootfs's cgroup barrier. */
+      a.go_late = !(newf & CLONE_NEWUSER);
     }
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -571,6 +573,12 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   if (c->cg && cgfd < 0)
     {
       r = brig_cgroup_enter (c->cg, c->child, err);
+      if (r < 0)
+        return r;
+    }
+  if (netdevs && !a.netdev_sync)
+    {
+      r = brig_netdev_move (c->cfg->linux, c->child, &c->netdevs, err);
       if (r < 0)
         return r;
     }

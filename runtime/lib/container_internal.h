@@ -26,7 +26,9 @@ struct brig_init_args {
   bool fork_init;              /* fork the real init after unshare (pid ns) */
   bool new_userns;             /* running in a new user namespace */
   bool hook_sync;              /* round trip for prestart/createRuntime hooks */
-  bool netdev_sync;            /* round trip for linux.netDevices (netdev.h) */
+  bool netdev_sync;            /* round trip for linux.netDevices (netdev.h)
+                                  when the init makes or joins its network
+                                  namespace itself; else moved before GO */
   bool go_late;                /* nothing before the rootfs needs the cgroup:
                                   the init mounts while the parent places it
                                   and waits for GO only at the cgroup barrier */

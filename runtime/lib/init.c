@@ -8,7 +8,7 @@
  *   [parent: linux.netDevices moved in];
  *   session keyring; rootfs_prepare; [parent: prestart, createRuntime hooks];
  *   (go_late, the common case of a clone into new namespaces without a user
- *   ns or network devices: the wait for the placement and the cgroup ns
+ *   ns: the wait for the placement (and the devices) and the cgroup ns
  *   move to rootfs_prepare's cgroup barrier or its end, so the mounts
  *   overlap the parent's cgroup writes);
  *   createContainer hooks; rootfs_pivot; terminal; cwd created when

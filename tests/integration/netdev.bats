@@ -177,12 +177,16 @@ netdevs() {
 @test "netdev: a create failing after the move gives the device back" {
 	make_if nd0 10.200.0.1/24 "fd00:200::1/64 nodad"
 	netdevs '{"nd0": {"name": "ctr0"}}'
-	update_config '.mounts += [{"destination": "/x", "type": "bind",
-		"source": "/nonexistent-brig-netdev", "options": ["bind"]}]'
-	run brig create nd </dev/null
+	# A createRuntime hook runs (in brig's namespaces) after the move: it
+	# notes whether nd0 has left, then fails the create.
+	update_config '.hooks.createRuntime = [{"path": "/bin/sh",
+		"args": ["sh", "-c", "if ip link show nd0 >/dev/null 2>&1; then echo here; else echo moved; fi >'"$BUNDLE/seen"'; exit 3"],
+		"env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]'
+	run create_container nd
 	echo "$output"
 	[ "$status" -eq 1 ]
-	assert_contains "$output" "/nonexistent-brig-netdev"
+	assert_contains "$output" "createRuntime"
+	[ "$(cat "$BUNDLE/seen")" = moved ]
 	assert_no_leftovers
 	# Back under its host name, up, with its addresses.
 	run nip addr show dev nd0
