@@ -53,49 +53,18 @@ echo "# brig benchmark suite, $STARTED$([ "$QUICK" = 1 ] && echo ', QUICK=1 (smo
 versions
 host_line
 
-LN="$(iterations 100 10)"
-RSSN=10
-[ "$QUICK" != 1 ] || RSSN=2
-for v in netns nonetns; do
-	echo
-	echo "######## lifecycle ($v)"
-	flag=()
-	[ "$v" = netns ] || flag=(--no-netns)
-	crun_flag=()
-	[ "${BIN[crun]:-}" = "" ] || crun_flag=(--crun "${BIN[crun]}")
-	out=lifecycle
-	[ "$v" = netns ] || out=lifecycle-nonetns
-	OUT_NAME="$out" CRUN_NOTE="$CRUN_NOTE" RESULTS="$RESULTS" "$HERE/lifecycle.sh" -n "$LN" --rss "$RSSN" \
-		--brig "$BRIG" --runc "$RUNC" "${crun_flag[@]}" "${flag[@]}" || echo "# lifecycle ($v) failed"
-	# Plot: time rows only; columns brig, runc and (8) crun.
-	if command -v gnuplot >/dev/null && [ -s "$RESULTS/$out-summary.csv" ]; then
-		grep -v -e rss "$RESULTS/$out-summary.csv" |
-			awk -F, -v OFS=, 'NR == 1 { print "scenario", "brig", "runc", "crun"; next }
-				{ print $1 " " $2, $3 / 1000, $4 / 1000, (NF >= 8 ? $8 / 1000 : "NA") }' >"$WORK/$out.plot.csv"
-		"$HERE/plot.sh" "$WORK/$out.plot.csv" "$RESULTS/$out.png" "lifecycle of /bin/true ($v), N=$LN" ms 1 2 \
-			"$([ "${BIN[crun]:-}" = "" ] && echo 2 || echo 3)" 2>>"$WORK/gnuplot.err" || echo "# gnuplot failed for $out"
-	fi
-done
-
-for b in exec rss memlimit throughput seccomp floor; do
+for b in lifecycle lifecycle-nonetns exec rss memlimit throughput seccomp floor; do
 	echo
 	echo "######## $b"
-	"$HERE/$b.sh" --brig "$BRIG" --runc "$RUNC" "${CRUN_ARGS[@]}" || echo "# $b failed"
+	flags=()
+	[ "$b" != lifecycle-nonetns ] || flags=(--no-netns)
+	"$HERE/${b%-nonetns}.sh" --brig "$BRIG" --runc "$RUNC" "${CRUN_ARGS[@]}" "${flags[@]}" || echo "# $b failed"
 done
 
 # The whole run's summary: the medians and ratios of every benchmark.
 {
 	echo "benchmark,scenario,unit,brig,runc,crun,floor,brig/runc,brig/crun,brig/floor"
-	for out in lifecycle lifecycle-nonetns; do
-		f="$RESULTS/$out-summary.csv"
-		[ -s "$f" ] || continue
-		awk -F, -v OFS=, -v b="$out" 'NR > 1 && $2 == "median" {
-			u = ($1 ~ /rss/) ? "MiB" : "ms"; s = ($1 ~ /rss/) ? 1024 : 1000
-			c = (NF >= 8) ? $8 : "NA"
-			printf "%s,%s,%s,%.2f,%.2f,%s,NA,%s,%s,NA\n", b, $1, u, $3 / s, $4 / s,
-				(c == "NA" ? "NA" : sprintf("%.2f", c / s)), $5, (NF >= 9 ? $9 : "NA") }' "$f"
-	done
-	for b in exec rss memlimit throughput seccomp; do
+	for b in lifecycle lifecycle-nonetns exec rss memlimit throughput seccomp; do
 		f="$RESULTS/$b-summary.csv"
 		[ -s "$f" ] || continue
 		awk -F, -v OFS=, 'NR > 1 { print $1, $2, $3, $4, $5, $6, "NA", $7, $8, "NA" }' "$f"
@@ -113,8 +82,8 @@ check() { awk -v v="$1" -v op="$2" -v lim="$3" 'BEGIN {
 	print ok ? "met" : "NOT met" }'; }
 {
 	echo "target,value,limit,result"
-	v="$(get "$RESULTS/lifecycle-summary.csv" "lifecycle,median" 9)"; echo "lifecycle brig/crun,$v,<= 0.5,$(check "$v" "<=" 0.5)"
-	v="$(get "$RESULTS/lifecycle-summary.csv" "lifecycle,median" 5)"; echo "lifecycle brig/runc,$v,<= 0.25,$(check "$v" "<=" 0.25)"
+	v="$(get "$RESULTS/lifecycle-summary.csv" "lifecycle (median)" 8)"; echo "lifecycle brig/crun,$v,<= 0.5,$(check "$v" "<=" 0.5)"
+	v="$(get "$RESULTS/lifecycle-summary.csv" "lifecycle (median)" 7)"; echo "lifecycle brig/runc,$v,<= 0.25,$(check "$v" "<=" 0.25)"
 	v="$(get "$RESULTS/floor-summary.csv" "lifecycle vs floor (median)" 7)"; echo "lifecycle brig/floor,$v,<= 1.5,$(check "$v" "<=" 1.5)"
 	a="$(get "$RESULTS/floor-summary.csv" "lifecycle vs floor (median)" 5)"; b="$(get "$RESULTS/floor-summary.csv" "lifecycle vs floor (median)" 6)"
 	v="$(ratio "$b" "$a")"; echo "(bound: floor + two no-op spawns)/floor,$v,<= 1.5,$(check "$v" "<=" 1.5) (no three-process lifecycle can beat it)"
