@@ -245,14 +245,7 @@ link_dump (struct nl *nl, struct link_list *out)
   out->v = NULL;
   out->len = 0;
   req_init (&r, RTM_GETLINK, NLM_F_DUMP, &ifi, sizeof ifi);
-  int rc = nl_call (nl, &r, link_list_cb, out);
-  if (rc < 0)
-    {
-      /* a dump that failed half way gives back what it had collected */
-      free (out->v);
-      out->v = NULL;
-    }
-  return rc;
+  return nl_call (nl, &r, link_list_cb, out);
 }
 
 /* Move link index into the namespace ns_fd, named name there (NULL: as it is). */
@@ -344,13 +337,7 @@ addr_dump (struct nl *nl, int index, struct addr_list *out)
   out->v = NULL;
   out->len = 0;
   req_init (&r, RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof ifa);
-  int rc = nl_call (nl, &r, addr_list_cb, out);
-  if (rc < 0)
-    {
-      free (out->v);
-      out->v = NULL;
-    }
-  return rc;
+  return nl_call (nl, &r, addr_list_cb, out);
 }
 
 static int
@@ -518,7 +505,10 @@ move_one (brig_netdevs *nd, const oci_linux *lx, size_t i, const struct link_inf
 
   r = addr_dump (&nd->host, host->index, &addrs);
   if (r < 0)
-    return brig_error_set (err, -r, "linux.netDevices.%s: read its addresses", key);
+    {
+      free (addrs.v); /* the caller owns what a dump collected, also half way */
+      return brig_error_set (err, -r, "linux.netDevices.%s: read its addresses", key);
+    }
   snprintf (mv->host_name, sizeof mv->host_name, "%s", key);
   mv->host_flags = host->flags;
   mv->addrs = addrs.v;
@@ -528,7 +518,7 @@ move_one (brig_netdevs *nd, const oci_linux *lx, size_t i, const struct link_inf
     r = link_move (&nd->host, host->index, nd->ctr_ns, lx->net_devices[i].name);
   if (r < 0)
     {
-      free (before.v); /* NULL when the dump failed */
+      free (before.v);
       free (mv->addrs);
       mv->addrs = NULL;
       return brig_error_set (err, -r, "linux.netDevices.%s: move into the container's "

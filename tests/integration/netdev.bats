@@ -70,6 +70,20 @@ make_if() {
 	done
 }
 
+# assert_given_back NAME TEXT...: NAME is back in the test's namespace under
+# its host name, up, and `ip addr` shows every TEXT (its addresses).
+assert_given_back() {
+	local t
+	run nip addr show dev "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ \<[A-Z,_-]*UP ]]
+	shift
+	for t in "$@"; do
+		assert_contains "$output" "$t"
+	done
+}
+
 netdevs() {
 	update_config ".linux.netDevices = $1"
 }
@@ -188,13 +202,7 @@ netdevs() {
 	assert_contains "$output" "createRuntime"
 	[ "$(cat "$BUNDLE/seen")" = moved ]
 	assert_no_leftovers
-	# Back under its host name, up, with its addresses.
-	run nip addr show dev nd0
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ "$output" =~ \<[A-Z,_-]*UP ]]
-	assert_contains "$output" "inet 10.200.0.1/24"
-	assert_contains "$output" "fd00:200::1/64"
+	assert_given_back nd0 "inet 10.200.0.1/24" "fd00:200::1/64"
 }
 
 @test "netdev: a device that cannot move gives back the ones moved before it" {
@@ -207,11 +215,7 @@ netdevs() {
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "linux.netDevices.lo"
 	assert_no_leftovers
-	run nip addr show dev nd0
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ "$output" =~ \<[A-Z,_-]*UP ]]
-	assert_contains "$output" "inet 10.200.0.1/24"
+	assert_given_back nd0 "inet 10.200.0.1/24"
 	nip link show lo
 }
 
