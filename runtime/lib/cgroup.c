@@ -559,8 +559,6 @@ brig_cgroup_create (const struct brig_cgroup_config *cfg, brig_cgroup **out, bri
   cg->ops = ops;
   cg->mode = host->mode;
   cg->rootless = cfg->rootless;
-  cg->devices = cfg->devices;
-  cg->devices_len = cfg->devices_len;
   r = ops->create (cg, cfg, err);
   if (r < 0)
     {

@@ -30,9 +30,6 @@ struct brig_cgroup_config {
   bool systemd;                     /* --systemd-cgroup */
   bool rootless;
   const oci_map *annotations;       /* config annotations (systemd props) */
-  /* Optional: linux.devices, which the device cgroup allows implicitly. */
-  const oci_device *devices;
-  size_t devices_len;
   /* Optional: force a manager ("cgroupfs", "systemd", "disabled"); NULL
    * chooses from systemd above and the host. */
   const char *manager;

@@ -160,12 +160,15 @@ push (struct brig_dev_rule **v, size_t *n, bool allow, char type, int64_t major,
 }
 
 int
-brig_cgroup_device_rules (const oci_resources *r, const oci_device *devices, size_t n_devices,
-                          struct brig_dev_rule **out, size_t *n, brig_error *err)
+brig_cgroup_device_rules (const oci_resources *r, struct brig_dev_rule **out, size_t *n,
+                          brig_error *err)
 {
   /* The devices a container always gets (runc's list): mknod of any
    * device node, and null, zero, full, random, urandom, tty, ptmx, the pts
-   * and /dev/net/tun (7 = rwm). */
+   * (so /dev/console too) and /dev/net/tun (7 = rwm). They come after the
+   * user's rules, as in runc, so a deny cannot take them away. Nothing
+   * else: a node that linux.devices creates is reachable only when
+   * resources.devices allows it, or the config's deny-all would not hold. */
   const unsigned rwm = BRIG_DEV_READ | BRIG_DEV_WRITE | BRIG_DEV_MKNOD;
   static const struct { char type; int64_t major, minor; unsigned access; } defaults[] = {
     { 'c', -1, -1, BRIG_DEV_MKNOD }, { 'b', -1, -1, BRIG_DEV_MKNOD },
@@ -204,14 +207,6 @@ brig_cgroup_device_rules (const oci_resources *r, const oci_device *devices, siz
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (defaults); i++)
     push (&v, &cnt, true, defaults[i].type, defaults[i].major, defaults[i].minor,
           defaults[i].access);
-  for (size_t i = 0; i < n_devices; i++)
-    {
-      const char *t = devices[i].type;
-      if (t == NULL || !devices[i].has_major || !devices[i].has_minor)
-        continue;
-      if (t[0] == 'c' || t[0] == 'u' || t[0] == 'b')
-        push (&v, &cnt, true, t[0] == 'b' ? 'b' : 'c', devices[i].major, devices[i].minor, rwm);
-    }
   *out = v;
   *n = cnt;
   return 0;

@@ -214,7 +214,7 @@ brig_cgroup_v2_apply_devices (brig_cgroup *cg, const char *dir, const oci_resour
   union bpf_attr attr;
   int ret;
 
-  ret = brig_cgroup_device_rules (r, cg->devices, cg->devices_len, &rules, &n_rules, err);
+  ret = brig_cgroup_device_rules (r, &rules, &n_rules, err);
   if (ret < 0)
     return ret;
   brig_cgroup_devices_program (rules, n_rules, &insns, &n_insns);

@@ -52,9 +52,6 @@ struct brig_cgroup {
   const char *unified;           /* path of the cgroup2 dir (in dirs) or NULL */
   bool rootless;
   int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
-  /* Extra allow rules for the device cgroup (linux.devices). */
-  const oci_device *devices;
-  size_t devices_len;
   /* systemd manager state (cgroup_systemd.c). */
   char *unit;                    /* "brig-ID.scope" */
   char *slice;                   /* "system.slice" */
@@ -202,11 +199,11 @@ struct brig_dev_rule {
 };
 enum { BRIG_DEV_READ = 1, BRIG_DEV_WRITE = 2, BRIG_DEV_MKNOD = 4 };
 
-/* Build the effective device rules: the user's resources.devices, then
- * allow rules for the default devices (null, zero, full, tty, random,
- * urandom, ptmx, pts) and for linux.devices, as runc does. */
-int brig_cgroup_device_rules (const oci_resources *r, const oci_device *devices, size_t n_devices,
-                              struct brig_dev_rule **out, size_t *n, brig_error *err);
+/* Build the effective device rules: deny all, the user's resources.devices,
+ * then allow rules for the default devices (mknod, null, zero, full, tty,
+ * random, urandom, ptmx, pts, tun), as runc does; linux.devices adds none. */
+int brig_cgroup_device_rules (const oci_resources *r, struct brig_dev_rule **out, size_t *n,
+                              brig_error *err);
 /* Format a rule for devices.allow / devices.deny: "c 1:3 rwm", "a *:* rwm". */
 void brig_cgroup_device_rule_v1 (const struct brig_dev_rule *rule, char *buf, size_t len);
 

@@ -354,7 +354,7 @@ apply_devices (brig_cgroup *cg, const oci_resources *res, brig_error *err)
         brig_warn ("linux.resources.devices: the devices cgroup controller is not mounted");
       return 0;
     }
-  r = brig_cgroup_device_rules (res, cg->devices, cg->devices_len, &rules, &n, err);
+  r = brig_cgroup_device_rules (res, &rules, &n, err);
   if (r < 0)
     return r;
   /* The two files stay open across the rules: each write(2) is one rule. */

@@ -746,8 +746,6 @@ create_common (struct create_ctx *c, brig_error *err)
     .systemd = c->ctx->systemd_cgroup,
     .rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0),
     .annotations = c->cfg->annotations,
-    .devices = c->cfg->linux ? c->cfg->linux->devices : NULL,
-    .devices_len = c->cfg->linux ? c->cfg->linux->devices_len : 0,
   };
   r = brig_cgroup_create (&cgc, &c->cg, err);
   if (r < 0)

@@ -494,8 +494,6 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
     .systemd = ctx->systemd_cgroup,
     .rootless = rootless,
     .annotations = b->cfg->annotations,
-    .devices = b->cfg->linux ? b->cfg->linux->devices : NULL,
-    .devices_len = b->cfg->linux ? b->cfg->linux->devices_len : 0,
   };
   r = brig_cgroup_create (&cgc, cg, err);
   if (r < 0)
