@@ -1,7 +1,7 @@
 /* `exec`: a new process in a running container. See exec.h.
  *
  *   brig (P)                     C1 (host pid ns)          C2 (container pid ns)
- *   load state, config,
+ *   lock + load state, config,
  *   compile seccomp, sockets
  *   fork ───────────────────────► non-dumpable
  *                                open /proc/INIT/root
@@ -10,7 +10,7 @@
  *                                clone(CLONE_PARENT) ─────► (P's child)
  *   ◄── INIT_PID (C2's host pid) ─┘ exit
  *   move C2 into the cgroup,
- *   oom_score_adj
+ *   oom_score_adj, unlock
  *   GO ──────────────────────────────────────────────────► pty, attributes,
  *                                                          LSM labels, user,
  *                                                          caps, cwd, seccomp
@@ -19,7 +19,9 @@
  *   pid file; proxy and wait, or return (detached)
  *
  * C2 is cloned with CLONE_PARENT so that P, outside the container, is its
- * parent and can wait for it and forward signals. */
+ * parent and can wait for it and forward signals. The state lock is held
+ * only until C2 is in the cgroup: from GO on C2 runs in the container and
+ * may be frozen (exec --ignore-paused), and nothing may wait on it locked. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -558,6 +560,11 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       if (r < 0)
         goto kill_child;
     }
+  /* The lock kept delete from removing the cgroup before C2 was in it; from
+   * here a delete kills C2 with the rest. Everything below waits on C2,
+   * which a paused container's freezer stops: holding the lock through it
+   * would make resume (and delete --force) wait for us, and us for them. */
+  flock (c->dirfd, LOCK_UN);
   r = brig_sync_send (sync, BRIG_SYNC_GO, 0, NULL, 0, -1);
   if (r < 0)
     {
@@ -602,9 +609,6 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       if (r < 0)
         goto kill_child;
     }
-  /* The process runs: delete and kill must not wait for us. */
-  flock (c->dirfd, LOCK_UN);
-
   if (o->detach)
     {
       *exit_status = 0;

@@ -131,3 +131,84 @@ devices_list_v1() {
 		grep -qx 'c 1:11 r' <<<"$list"
 	fi
 }
+
+# wait_exec SECONDS: wait for the background exec ($EXEC_PID) to end; its
+# exit status in EXEC_RC (none: it is still running after SECONDS).
+wait_exec() {
+	local i
+	EXEC_RC=none
+	for i in $(seq $(($1 * 20))); do
+		process_alive "$EXEC_PID" || break
+		sleep 0.05
+	done
+	process_alive "$EXEC_PID" && return 0
+	EXEC_RC=0
+	wait "$EXEC_PID" || EXEC_RC=$?
+	EXEC_PID=
+	echo "exec: rc=$EXEC_RC out=$(cat "$BUNDLE/exec.out") err=$(cat "$BUNDLE/exec.err")"
+}
+
+# exec_blocked_in_cgroup: wait (up to 10 s) until the background exec's
+# process sits in the container's frozen cgroup next to the init: the
+# point where the old code held the lock and waited.
+exec_blocked_in_cgroup() {
+	local i
+	for i in $(seq 200); do
+		[ "$(test_pids | wc -l)" -ge 2 ] && return 0
+		sleep 0.05
+	done
+	echo "the exec never reached the container's cgroup" >&2
+	return 1
+}
+
+@test "exec --ignore-paused into a paused container does not block resume" {
+	requires command:exec command:pause command:resume
+	set_args sleep 1000
+	run_detached frz
+	wait_for_status frz running
+	brig pause frz
+	cgroup_frozen
+	# The exec may wait while the container is paused; it must not hold up
+	# resume. Timeouts turn a regression into a failure, not a hang.
+	"$RUNTIME" --root "$ROOT" exec --ignore-paused frz sh -c 'echo exec-ran-$((6 * 7))' \
+		</dev/null >"$BUNDLE/exec.out" 2>"$BUNDLE/exec.err" &
+	EXEC_PID=$!
+	exec_blocked_in_cgroup
+	run timeout -k 1 8 "$RUNTIME" --root "$ROOT" resume frz
+	echo "resume: $status $output"
+	[ "$status" -eq 0 ]
+	! cgroup_frozen || false
+	# The exec completes once the container runs again, with its output.
+	wait_exec 10
+	[ "$EXEC_RC" = 0 ]
+	[ "$(cat "$BUNDLE/exec.out")" = exec-ran-42 ]
+	[ "$(brig state frz | jq -r .status)" = running ]
+	# Only the init is left in the cgroup.
+	[ "$(test_pids | wc -l)" -eq 1 ]
+	brig delete --force frz
+	assert_no_leftovers
+}
+
+@test "exec --ignore-paused into a paused container does not block delete --force" {
+	requires command:exec command:pause
+	set_args sleep 1000
+	run_detached frzd
+	wait_for_status frzd running
+	brig pause frzd
+	"$RUNTIME" --root "$ROOT" exec --ignore-paused frzd sleep 1000 \
+		</dev/null >"$BUNDLE/exec.out" 2>"$BUNDLE/exec.err" &
+	EXEC_PID=$!
+	exec_blocked_in_cgroup
+	# (kill --all KILL thaws a paused container, so it would end the wait:
+	# delete --force alone must get through.)
+	run timeout -k 1 15 "$RUNTIME" --root "$ROOT" delete --force frzd
+	echo "delete: $status $output"
+	[ "$status" -eq 0 ]
+	# The exec ends: its process was killed with the container.
+	wait_exec 10
+	[ "$EXEC_RC" != none ]
+	[ "$EXEC_RC" -ne 0 ]
+	[ -z "$(cat "$BUNDLE/exec.out")" ]
+	assert_no_leftovers frzd
+	assert_no_leftovers
+}
