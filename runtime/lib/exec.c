@@ -563,7 +563,8 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
   /* The lock kept delete from removing the cgroup before C2 was in it; from
    * here a delete kills C2 with the rest. Everything below waits on C2,
    * which a paused container's freezer stops: holding the lock through it
-   * would make resume (and delete --force) wait for us, and us for them. */
+   * would make resume (and delete --force) wait for us while we wait for
+   * the resume. */
   flock (c->dirfd, LOCK_UN);
   r = brig_sync_send (sync, BRIG_SYNC_GO, 0, NULL, 0, -1);
   if (r < 0)
