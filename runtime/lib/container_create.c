@@ -30,6 +30,7 @@
 #include "rootfs.h"
 #include "state.h"
 #include "sync.h"
+#include "sysctl.h"
 #include "terminal.h"
 #include "utils.h"
 
@@ -199,6 +200,11 @@ validate_config (struct create_ctx *c, brig_error *err)
     return brig_error_set (err, EINVAL, "linux.uidMappings: a user namespace is required");
   if (lx && lx->time_offsets_len && !(c->ns.new_flags & CLONE_NEWTIME))
     return brig_error_set (err, EINVAL, "linux.timeOffsets: a new time namespace is required");
+  /* Values the kernel would take for the host's, or as "unchanged". */
+  if ((r = brig_sysctl_validate (cfg, &c->ns, err)) < 0
+      || (r = brig_process_validate_user (p ? p->user : NULL, err)) < 0
+      || (lx && (r = brig_ns_validate_id_maps (lx, err)) < 0))
+    return r;
   if (cfg->hooks)
     {
       const oci_hooks *h = cfg->hooks;

@@ -111,8 +111,10 @@ parse_id (const char *s, const char *what, uint32_t *out, brig_error *err)
 
   errno = 0;
   v = strtoul (s, &end, 10);
-  if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v > UINT32_MAX - 1)
+  if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0)
     return brig_error_set (err, 0, "--user: %s \"%s\" is not a number", what, s);
+  if (v > BRIG_ID_MAX)
+    return brig_error_set (err, 0, "--user: %s %s is out of range (0-%u)", what, s, BRIG_ID_MAX);
   *out = (uint32_t) v;
   return 0;
 }
@@ -212,6 +214,10 @@ brig_exec_apply_overrides (oci_process *p, const struct brig_exec_overrides *o,
   if (o->gids_len > 0)
     {
       oci_user *u;
+      for (size_t i = 0; i < o->gids_len; i++)
+        if (o->gids[i] > BRIG_ID_MAX)
+          return brig_error_set (err, 0, "--additional-gids: %u is out of range (0-%u)",
+                                 (unsigned) o->gids[i], BRIG_ID_MAX);
       if (p->user == NULL)
         p->user = xmalloc0 (sizeof *p->user);
       u = p->user;
@@ -247,6 +253,8 @@ brig_exec_validate_process (const oci_process *p, brig_error *err)
     return brig_error_set (err, 0, "process: cwd must not be empty");
   if (p->cwd[0] != '/')
     return brig_error_set (err, 0, "process: cwd \"%s\" is not an absolute path", p->cwd);
+  if (brig_process_validate_user (p->user, err) < 0)
+    return -EINVAL;
   return brig_process_validate_env (p, err);
 }
 

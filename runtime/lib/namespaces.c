@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -124,6 +125,40 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
       plan->joined_any = true;
     }
   return 0;
+}
+
+int
+brig_ns_validate_id_mapping (const oci_id_mapping *m, size_t n, const char *field,
+                             brig_error *err)
+{
+  /* One past the largest id: 2^31. The sums are done in 64 bits. */
+  const uint64_t end = (uint64_t) INT32_MAX + 1;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      if (m[i].size == 0)
+        return brig_error_set (err, EINVAL, "%s[%zu].size: must be at least 1", field, i);
+      if ((uint64_t) m[i].container_id + m[i].size > end)
+        return brig_error_set (err, EINVAL, "%s[%zu]: containerID %u + size %u is beyond the id "
+                               "range (0-%d)", field, i, (unsigned) m[i].container_id,
+                               (unsigned) m[i].size, INT32_MAX);
+      if ((uint64_t) m[i].host_id + m[i].size > end)
+        return brig_error_set (err, EINVAL, "%s[%zu]: hostID %u + size %u is beyond the id "
+                               "range (0-%d)", field, i, (unsigned) m[i].host_id,
+                               (unsigned) m[i].size, INT32_MAX);
+    }
+  return 0;
+}
+
+int
+brig_ns_validate_id_maps (const oci_linux *lx, brig_error *err)
+{
+  int r = brig_ns_validate_id_mapping (lx->uid_mappings, lx->uid_mappings_len,
+                                       "linux.uidMappings", err);
+  if (r < 0)
+    return r;
+  return brig_ns_validate_id_mapping (lx->gid_mappings, lx->gid_mappings_len,
+                                      "linux.gidMappings", err);
 }
 
 int

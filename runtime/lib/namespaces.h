@@ -48,6 +48,15 @@ int brig_ns_join (const int fds[BRIG_NS_COUNT], brig_error *err);
  * calling process (what `exec` joins); fds[t] = -1 for shared ones. */
 int brig_ns_open_process (pid_t pid, int fds[BRIG_NS_COUNT], brig_error *err);
 
+/* Every mapping of m[n] has size >= 1 and both ranges inside 0..2^31-1
+ * (the kernel's (u32) -1 is "no id"); field names the list in errors
+ * ("linux.uidMappings"). */
+int brig_ns_validate_id_mapping (const oci_id_mapping *m, size_t n, const char *field,
+                                 brig_error *err);
+
+/* brig_ns_validate_id_mapping for linux.uidMappings and linux.gidMappings. */
+int brig_ns_validate_id_maps (const oci_linux *lx, brig_error *err);
+
 /* Write /proc/PID/uid_map and gid_map from the mappings (after "deny" to
  * setgroups when the caller is not root in the initial user namespace). */
 int brig_ns_write_id_maps (pid_t pid, const oci_linux *lx, brig_error *err);

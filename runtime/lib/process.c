@@ -14,6 +14,7 @@
 
 #include "caps.h"
 #include "process.h"
+#include "sysctl.h"
 #include "utils.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -103,6 +104,10 @@ brig_process_set_user (const oci_user *u, brig_error *err)
   gid_t gid = u && u->has_gid ? u->gid : 0;
   mode_t mask = u && u->has_umask ? (mode_t) u->umask : 0022;
 
+  /* Checked at create and exec already; here too because (uid_t) -1 would
+   * leave the process as root ("unchanged") rather than fail. */
+  if (brig_process_validate_user (u, err) < 0)
+    return -EINVAL;
   /* setgroups with an empty list too: the container must not keep brig's
    * supplementary groups. */
   if (setgroups (u ? u->additional_gids_len : 0, u ? u->additional_gids : NULL) < 0)
@@ -250,6 +255,24 @@ brig_process_validate_env (const oci_process *p, brig_error *err)
 }
 
 int
+brig_process_validate_user (const oci_user *u, brig_error *err)
+{
+  if (u == NULL)
+    return 0;
+  if (u->has_uid && u->uid > BRIG_ID_MAX)
+    return brig_error_set (err, EINVAL, "process.user.uid: %u is out of range (0-%u)",
+                           (unsigned) u->uid, BRIG_ID_MAX);
+  if (u->has_gid && u->gid > BRIG_ID_MAX)
+    return brig_error_set (err, EINVAL, "process.user.gid: %u is out of range (0-%u)",
+                           (unsigned) u->gid, BRIG_ID_MAX);
+  for (size_t i = 0; i < u->additional_gids_len; i++)
+    if (u->additional_gids[i] > BRIG_ID_MAX)
+      return brig_error_set (err, EINVAL, "process.user.additionalGids[%zu]: %u is out of range "
+                             "(0-%u)", i, (unsigned) u->additional_gids[i], BRIG_ID_MAX);
+  return 0;
+}
+
+int
 brig_process_listen_fds (void)
 {
   const char *fds = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
@@ -345,13 +368,13 @@ brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err)
 {
   for (size_t i = 0; sysctl && i < sysctl->len; i++)
     {
-      _cleanup_free_ char *path = xasprintf ("/proc/sys/%s", sysctl->keys[i]);
+      /* create checked every key (sysctl.c); the same spelling rules here. */
+      _cleanup_free_ char *name = brig_sysctl_path (sysctl->keys[i]);
+      _cleanup_free_ char *path = NULL;
       int r;
-      if (strstr (sysctl->keys[i], "..") || sysctl->keys[i][0] == '/')
+      if (name == NULL)
         return brig_error_set (err, EINVAL, "linux.sysctl: invalid key \"%s\"", sysctl->keys[i]);
-      for (char *c = path + strlen ("/proc/sys/"); *c; c++)
-        if (*c == '.')
-          *c = '/';
+      path = xasprintf ("/proc/sys/%s", name);
       r = brig_write_string_at (AT_FDCWD, path, sysctl->values[i]);
       if (r < 0)
         return brig_error_set (err, -r, "linux.sysctl: write %s", path);

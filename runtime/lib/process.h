@@ -78,6 +78,14 @@ int brig_process_fix_stdio_owner (uid_t uid, brig_error *err);
 /* Every process.env entry is NAME=value with a non-empty NAME. */
 int brig_process_validate_env (const oci_process *p, brig_error *err);
 
+/* Largest uid/gid brig accepts: (uid_t) -1 means "unchanged" to setresuid
+ * and setgroups, and ids above 2^31-1 are not portable. */
+#define BRIG_ID_MAX 2147483647u
+
+/* process.user uid, gid and additionalGids are all in 0..BRIG_ID_MAX;
+ * u may be NULL. Errors name the field. */
+int brig_process_validate_user (const oci_user *u, brig_error *err);
+
 /* systemd socket activation: LISTEN_FDS of brig's environment when its
  * LISTEN_PID is brig's own pid, else 0. */
 int brig_process_listen_fds (void);
@@ -106,7 +114,7 @@ int brig_process_close_fds (int preserve_fds, brig_error *err);
 int brig_process_set_hostname (const char *hostname, const char *domainname,
                                brig_error *err);
 
-/* Write each linux.sysctl key (dots or slashes) under /proc/sys. */
+/* Write each linux.sysctl key (sysctl.d(5) spelling, see sysctl.h) under /proc/sys. */
 int brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err);
 
 /* Write /proc/PID/oom_score_adj (pid 0: self). */

@@ -21,6 +21,7 @@
 #include "devices.h"
 #include "log.h"
 #include "mountinfo.h"
+#include "namespaces.h"
 #include "paths.h"
 #include "rootfs_internal.h"
 #include "utils.h"
@@ -96,6 +97,13 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
       if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
         return brig_error_wrap (err, "mounts[%zu]", i);
       has_maps = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
+      if (brig_ns_validate_id_mapping (m->uid_mappings, m->uid_mappings_len, "uidMappings", err) < 0
+          || brig_ns_validate_id_mapping (m->gid_mappings, m->gid_mappings_len, "gidMappings",
+                                          err) < 0)
+        {
+          brig_mount_options_free (&o);
+          return brig_error_wrap (err, "mounts[%zu]", i);
+        }
       if ((m->uid_mappings_len > 0) != (m->gid_mappings_len > 0))
         {
           brig_mount_options_free (&o);
@@ -386,6 +394,42 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
   return 0;
 }
 
+/* procfs, sysfs and /dev go only onto a plain directory of the image, as
+ * runc requires: a symlink there, even one that stays inside the rootfs,
+ * lets the image choose where they land (how CVE-2019-16884 and
+ * CVE-2023-27561 began). The last component is not followed. Returns an
+ * O_PATH fd of the directory, -ENOENT (err untouched) when there is
+ * nothing, or -errno with err naming dest. */
+static int
+open_plain_dir (struct rootfs_ctx *c, const char *dest, brig_error *err)
+{
+  struct stat st;
+  int fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW);
+
+  if (fd == -ENOENT)
+    return fd;
+  if (fd < 0)
+    return brig_error_set (err, -fd, "open %s in the rootfs", dest);
+  if (fstat (fd, &st) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return brig_error_set (err, e, "stat %s in the rootfs", dest);
+    }
+  if (S_ISDIR (st.st_mode))
+    return fd;
+  close (fd);
+  return brig_error_set (err, ENOTDIR, "%s in the rootfs is %s, it must be a plain directory",
+                         dest, S_ISLNK (st.st_mode) ? "a symlink" : "not a directory");
+}
+
+static bool
+needs_plain_dir (const char *type, const char *dest)
+{
+  return strcmp (dest, "/dev") == 0
+         || (type && (strcmp (type, "proc") == 0 || strcmp (type, "sysfs") == 0));
+}
+
 static int
 mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
                 const struct brig_mount_options *o, brig_error *err)
@@ -396,7 +440,14 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
   bool existed;
   int r;
 
-  target = brig_path_open_in_root (c->rootfd, dest, O_PATH);
+  if (needs_plain_dir (type, dest))
+    {
+      target = open_plain_dir (c, dest, err);
+      if (target < 0 && target != -ENOENT)
+        return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
+    }
+  else
+    target = brig_path_open_in_root (c->rootfd, dest, O_PATH);
   existed = target >= 0;
   if (!existed)
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
@@ -593,6 +644,18 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   for (size_t i = 0; i < cfg->mounts_len; i++)
     if ((r = mount_entry (&c, i, err)) < 0)
       goto out;
+  if (needs_dev_setup (cfg))
+    {
+      /* The device nodes follow the same rule as a /dev mount. */
+      int devfd = open_plain_dir (&c, "/dev", err);
+      if (devfd < 0 && devfd != -ENOENT)
+        {
+          r = brig_error_wrap (err, "set up /dev");
+          goto out;
+        }
+      if (devfd >= 0)
+        close (devfd);
+    }
   if (needs_dev_setup (cfg)
       && ((r = cgroup_barrier (&c, err)) < 0
           || (r = brig_devices_setup (c.rootfd, cfg, opts && opts->userns, err)) < 0))
