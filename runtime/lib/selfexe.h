@@ -1,0 +1,27 @@
+/* The runtime binary, out of the container's reach (CVE-2019-5736 class).
+ *
+ * A process that brig places in a container (the init clone, exec's C2)
+ * runs brig's binary until its execve, and a container program that
+ * executes /proc/self/exe (a symlink to it, or a `#!/proc/self/exe` script)
+ * runs that same file inside the container, where its /proc/PID/exe can be
+ * reopened for writing. So the commands that place a process in a container
+ * first re-execute brig from a sealed memfd copy of itself: the only file
+ * the container can ever reach is that copy, which nothing can write. */
+#ifndef BRIG_SELFEXE_H
+#define BRIG_SELFEXE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+/* True when /proc/self/exe is a memfd sealed against writes, growth and
+ * shrinking (the copy made by brig_selfexe_seal, or one a caller made). */
+bool brig_selfexe_is_sealed (void);
+
+/* Unless already running from a sealed copy, copy /proc/self/exe into a
+ * sealed memfd and execveat it with argv and the current environment; the
+ * same pid, fds, signal mask and argv continue in the copy. Returns only
+ * on failure (or 0 when already sealed). */
+int brig_selfexe_seal (char **argv, brig_error *err);
+
+#endif
