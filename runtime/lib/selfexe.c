@@ -9,6 +9,8 @@
  * runs is dumpable again after its execve. */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -57,7 +59,42 @@ memfd_for_exec (void)
   return fd;
 }
 
-/* Copy the open binary src (size bytes) into a new sealed memfd. */
+/* How much of the ELF file src (size bytes) the kernel and the program
+ * read when it runs: up to the end of the last segment (or of the program
+ * headers). What follows (symbol table, debug info, section headers) is
+ * never read at run time, and leaving it out halves the copy of an
+ * unstripped build: the copy costs ~2 us per 4 KiB page of shmem. Falls
+ * back to the whole file on anything unexpected. */
+static off_t
+elf_runtime_size (int src, off_t size)
+{
+  ElfW (Ehdr) eh;
+  ElfW (Phdr) ph[64];
+  off_t end;
+
+  if (pread (src, &eh, sizeof eh, 0) != (ssize_t) sizeof eh
+      || memcmp (eh.e_ident, ELFMAG, SELFMAG) != 0
+      || eh.e_phentsize != sizeof ph[0] || eh.e_phnum == 0
+      || eh.e_phnum > BRIG_ARRAY_SIZE (ph))
+    return size;
+  end = (off_t) (eh.e_phoff + (off_t) eh.e_phnum * (off_t) sizeof ph[0]);
+  if ((off_t) eh.e_phoff < 0 || end > size
+      || pread (src, ph, (size_t) eh.e_phnum * sizeof ph[0], (off_t) eh.e_phoff)
+             != (ssize_t) (eh.e_phnum * sizeof ph[0]))
+    return size;
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    {
+      off_t seg_end = (off_t) (ph[i].p_offset + ph[i].p_filesz);
+      if (seg_end < (off_t) ph[i].p_offset || seg_end > size)
+        return size;
+      if (seg_end > end)
+        end = seg_end;
+    }
+  return end < (off_t) sizeof eh ? size : end;
+}
+
+/* Copy the first size bytes of the open binary src into a new sealed
+ * memfd. */
 static int
 sealed_copy (int src, off_t size, brig_error *err)
 {
@@ -74,7 +111,7 @@ sealed_copy (int src, off_t size, brig_error *err)
     {
       /* sendfile: the page cache of the binary straight into the memfd;
        * copy_file_range refuses (EXDEV) between different filesystems. */
-      ssize_t n = sendfile (mfd, src, NULL, (size_t) (size - done));
+      ssize_t n = sendfile (mfd, src, &done, (size_t) (size - done));
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
@@ -82,7 +119,6 @@ sealed_copy (int src, off_t size, brig_error *err)
       if (n == 0)
         return brig_error_set (err, EIO, "copy /proc/self/exe into a memfd: "
                                "the binary shrank during the copy");
-      done += n;
     }
   /* F_SEAL_EXEC (Linux 6.3) also fixes the mode; without it the content
    * is still immutable, which is what matters. */
@@ -101,6 +137,7 @@ brig_selfexe_seal (char **argv, brig_error *err)
   _cleanup_close_ int src = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   _cleanup_close_ int mfd = -1;
   struct stat st;
+  off_t size;
 
   if (src < 0)
     return brig_error_errno (err, "open /proc/self/exe");
@@ -108,11 +145,12 @@ brig_selfexe_seal (char **argv, brig_error *err)
     return 0;
   if (fstat (src, &st) < 0)
     return brig_error_errno (err, "stat /proc/self/exe");
-  mfd = sealed_copy (src, st.st_size, err);
+  size = elf_runtime_size (src, st.st_size);
+  mfd = sealed_copy (src, size, err);
   if (mfd < 0)
     return brig_error_wrap (err, "make a sealed copy of the runtime binary");
-  brig_debug ("re-executing from a sealed memfd copy of the binary (%lld bytes)",
-              (long long) st.st_size);
+  brig_debug ("re-executing from a sealed memfd copy of the binary (%lld of %lld bytes)",
+              (long long) size, (long long) st.st_size);
   /* Every fd the caller passed has no FD_CLOEXEC (its execve of brig would
    * have closed it), so all survive; ours (src, mfd, the log) are
    * O_CLOEXEC and go. The memfd stays reachable only as exe_file. */

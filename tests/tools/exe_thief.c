@@ -25,7 +25,7 @@
 
 static FILE *out;
 
-static void
+static void __attribute__ ((format (printf, 1, 2)))
 say (const char *fmt, ...)
 {
   va_list ap;
