@@ -39,15 +39,6 @@ fd_is_sealed (int fd)
   return seals >= 0 && (seals & SELFEXE_SEALS_NEEDED) == SELFEXE_SEALS_NEEDED;
 }
 
-bool
-brig_selfexe_is_sealed (void)
-{
-  _cleanup_close_ int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  /* F_GET_SEALS fails (EINVAL) on anything that is not a memfd/shmem
-   * file; no environment variable can make this true. */
-  return fd >= 0 && fd_is_sealed (fd);
-}
-
 static int
 memfd_for_exec (void)
 {
@@ -141,6 +132,8 @@ brig_selfexe_seal (char **argv, brig_error *err)
 
   if (src < 0)
     return brig_error_errno (err, "open /proc/self/exe");
+  /* F_GET_SEALS fails (EINVAL) on anything but a memfd/shmem file: only
+   * the kernel can say we already run from a sealed copy. */
   if (fd_is_sealed (src))
     return 0;
   if (fstat (src, &st) < 0)

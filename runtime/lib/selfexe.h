@@ -10,18 +10,13 @@
 #ifndef BRIG_SELFEXE_H
 #define BRIG_SELFEXE_H
 
-#include <stdbool.h>
-
 #include "error.h"
 
-/* True when /proc/self/exe is a memfd sealed against writes, growth and
- * shrinking (the copy made by brig_selfexe_seal, or one a caller made). */
-bool brig_selfexe_is_sealed (void);
-
-/* Unless already running from a sealed copy, copy /proc/self/exe into a
- * sealed memfd and execveat it with argv and the current environment; the
- * same pid, fds, signal mask and argv continue in the copy. Returns only
- * on failure (or 0 when already sealed). */
+/* Unless /proc/self/exe already is a memfd sealed against writes, growth
+ * and shrinking (asked of the kernel, never of the environment), copy it
+ * into such a memfd and execveat that with argv and the current
+ * environment: the same pid, fds, signal mask and argv go on in the copy.
+ * Returns 0 when already sealed, else only on failure. */
 int brig_selfexe_seal (char **argv, brig_error *err);
 
 #endif
