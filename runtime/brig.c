@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "commands/commands.h"
+#include "selfexe.h"
 
 /* Only commands that work are listed here (and so in --help). */
 const struct brig_command brig_commands[] = {
@@ -63,6 +64,15 @@ find_command (const char *name)
     if (strcmp (brig_commands[i].name, name) == 0)
       return &brig_commands[i];
   return NULL;
+}
+
+/* Commands that place a brig process in a container, which then execve()s
+ * there: they run from a sealed copy of the binary (selfexe.h). The others
+ * never put a process in a container and do not pay for the copy. */
+static bool
+places_process_in_container (const struct brig_command *cmd)
+{
+  return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec;
 }
 
 static int
@@ -175,6 +185,16 @@ main (int argc, char **argv)
     {
       brig_log (BRIG_LOG_ERROR, "brig: unknown command \"%s\" (see 'brig --help')", argv[optind]);
       return 1;
+    }
+  if (places_process_in_container (cmd))
+    {
+      brig_error err = { 0 };
+      /* Returns only when the copy cannot be made or run: fail closed. */
+      if (brig_selfexe_seal (argv, &err) < 0)
+        {
+          brig_error_wrap (&err, "%s", cmd->name);
+          return cli_fail (&err);
+        }
     }
   /* Hand the command its own argv, with argv[0] = command name. */
   optind++;

@@ -1,0 +1,152 @@
+/* A sealed copy of the brig binary to run from. See selfexe.h.
+ *
+ * Why a copy and not the file itself: whatever file is brig's exe_file when
+ * a brig process execve()s in the container is what /proc/self/exe names
+ * there, and the container can reopen it through /proc/PID/exe. A memfd
+ * sealed with F_SEAL_WRITE|F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_SEAL cannot be
+ * changed by anyone, whatever their privileges, and has no path back to the
+ * host's file. Being non-dumpable does not help: the program the container
+ * runs is dumpable again after its execve. */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "selfexe.h"
+#include "utils.h"
+
+#ifndef MFD_EXEC
+# define MFD_EXEC 0x0010U
+#endif
+#ifndef F_SEAL_EXEC
+# define F_SEAL_EXEC 0x0020
+#endif
+
+/* The seals without which the copy could still change. */
+#define SELFEXE_SEALS_NEEDED (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
+
+extern char **environ;
+
+static bool
+fd_is_sealed (int fd)
+{
+  int seals = fcntl (fd, F_GET_SEALS);
+  return seals >= 0 && (seals & SELFEXE_SEALS_NEEDED) == SELFEXE_SEALS_NEEDED;
+}
+
+static int
+memfd_for_exec (void)
+{
+  /* MFD_EXEC: on kernels with vm.memfd_noexec the default may be a
+   * non-executable memfd; older kernels do not know the flag. */
+  int fd = memfd_create ("brig", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+  if (fd < 0 && errno == EINVAL)
+    fd = memfd_create ("brig", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  return fd;
+}
+
+/* How much of the ELF file src (size bytes) the kernel and the program
+ * read when it runs: up to the end of the last segment (or of the program
+ * headers). What follows (symbol table, debug info, section headers) is
+ * never read at run time, and leaving it out halves the copy of an
+ * unstripped build: the copy costs ~2 us per 4 KiB page of shmem. Falls
+ * back to the whole file on anything unexpected. */
+static off_t
+elf_runtime_size (int src, off_t size)
+{
+  ElfW (Ehdr) eh;
+  ElfW (Phdr) ph[64];
+  off_t end;
+
+  if (pread (src, &eh, sizeof eh, 0) != (ssize_t) sizeof eh
+      || memcmp (eh.e_ident, ELFMAG, SELFMAG) != 0
+      || eh.e_phentsize != sizeof ph[0] || eh.e_phnum == 0
+      || eh.e_phnum > BRIG_ARRAY_SIZE (ph))
+    return size;
+  end = (off_t) (eh.e_phoff + (off_t) eh.e_phnum * (off_t) sizeof ph[0]);
+  if ((off_t) eh.e_phoff < 0 || end > size
+      || pread (src, ph, (size_t) eh.e_phnum * sizeof ph[0], (off_t) eh.e_phoff)
+             != (ssize_t) (eh.e_phnum * sizeof ph[0]))
+    return size;
+  for (size_t i = 0; i < eh.e_phnum; i++)
+    {
+      off_t seg_end = (off_t) (ph[i].p_offset + ph[i].p_filesz);
+      if (seg_end < (off_t) ph[i].p_offset || seg_end > size)
+        return size;
+      if (seg_end > end)
+        end = seg_end;
+    }
+  return end < (off_t) sizeof eh ? size : end;
+}
+
+/* Copy the first size bytes of the open binary src into a new sealed
+ * memfd. */
+static int
+sealed_copy (int src, off_t size, brig_error *err)
+{
+  _cleanup_close_ int mfd = memfd_for_exec ();
+  off_t done = 0;
+
+  if (mfd < 0)
+    return brig_error_errno (err, "memfd_create");
+  /* Sizing first lets the copy fill the file without growing it page by
+   * page (measured: ~15% faster than growing). */
+  if (ftruncate (mfd, size) < 0)
+    return brig_error_errno (err, "size the memfd copy to %lld bytes", (long long) size);
+  while (done < size)
+    {
+      /* sendfile: the page cache of the binary straight into the memfd;
+       * copy_file_range refuses (EXDEV) between different filesystems. */
+      ssize_t n = sendfile (mfd, src, &done, (size_t) (size - done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return brig_error_errno (err, "copy /proc/self/exe into a memfd");
+      if (n == 0)
+        return brig_error_set (err, EIO, "copy /proc/self/exe into a memfd: "
+                               "the binary shrank during the copy");
+    }
+  /* F_SEAL_EXEC (Linux 6.3) also fixes the mode; without it the content
+   * is still immutable, which is what matters. */
+  if (fcntl (mfd, F_ADD_SEALS, F_SEAL_SEAL | SELFEXE_SEALS_NEEDED | F_SEAL_EXEC) < 0
+      && (errno != EINVAL
+          || fcntl (mfd, F_ADD_SEALS, F_SEAL_SEAL | SELFEXE_SEALS_NEEDED) < 0))
+    return brig_error_errno (err, "seal the memfd copy of the binary");
+  if (!fd_is_sealed (mfd))
+    return brig_error_set (err, EPERM, "the memfd copy of the binary did not keep its seals");
+  return brig_steal_fd (mfd);
+}
+
+int
+brig_selfexe_seal (char **argv, brig_error *err)
+{
+  _cleanup_close_ int src = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  _cleanup_close_ int mfd = -1;
+  struct stat st;
+  off_t size;
+
+  if (src < 0)
+    return brig_error_errno (err, "open /proc/self/exe");
+  /* F_GET_SEALS fails (EINVAL) on anything but a memfd/shmem file: only
+   * the kernel can say we already run from a sealed copy. */
+  if (fd_is_sealed (src))
+    return 0;
+  if (fstat (src, &st) < 0)
+    return brig_error_errno (err, "stat /proc/self/exe");
+  size = elf_runtime_size (src, st.st_size);
+  mfd = sealed_copy (src, size, err);
+  if (mfd < 0)
+    return brig_error_wrap (err, "make a sealed copy of the runtime binary");
+  brig_debug ("re-executing from a sealed memfd copy of the binary (%lld of %lld bytes)",
+              (long long) size, (long long) st.st_size);
+  /* Every fd the caller passed has no FD_CLOEXEC (its execve of brig would
+   * have closed it), so all survive; ours (src, mfd, the log) are
+   * O_CLOEXEC and go. The memfd stays reachable only as exe_file. */
+  execveat (mfd, "", argv, environ, AT_EMPTY_PATH);
+  return brig_error_errno (err, "re-execute the sealed copy of the runtime binary");
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# The runtime binary is out of the container's reach (issue #11 item 1,
+# CVE-2019-5736 class). A container program that executes /proc/self/exe
+# (the symlink /bin/evil, or the script /bin/evil.sh whose first line is
+# `#!/proc/self/exe ...`) runs whatever file the brig process that execve'd
+# it was running; tests/tools/exe_thief in the container takes an O_PATH fd
+# of that process's /proc/PID/exe and, once nothing executes the file any
+# more, reopens it for writing through /proc/self/fd/N. Each test attacks a
+# COPY of the runtime and checks the copy's sha256 afterwards:
+#   - exec: `exec ID /bin/evil` / `/bin/evil.sh`, the thief is the
+#     container's pid 1 (own pid namespace);
+#   - init: process.args = /bin/evil / /bin/evil.sh without a pid namespace,
+#     the thief exec'd into the created container before `start`;
+#   - the container's init runs from a sealed memfd copy of the binary;
+#     run and exec copy once (strace), state never.
+# The runtime started in the container is given --log=FIFO and a command
+# word (so it gets as far as opening the log): it blocks opening the FIFO
+# until the thief has its fd, which makes the race deterministic.
+# Covers any cgroup mode.
+
+load helpers
+load confine_helpers
+
+setup() {
+	requires root command:run command:exec
+	setup_bundle
+	[ -x "$CONFINE_TOOLS/exe_thief" ] || skip "build tests/tools/exe_thief first (make tests/tools/exe_thief)"
+	cp "$CONFINE_TOOLS/exe_thief" "$BUNDLE/rootfs/bin/exe_thief"
+	# Attack a copy of the runtime, so a successful attack breaks nothing.
+	RT_COPY="$(mktemp /tmp/brig-test-runtime.XXXXXX)"
+	cp "$RUNTIME" "$RT_COPY"
+	chmod 0755 "$RT_COPY"
+	RT_HASH="$(sha256sum <"$RT_COPY")"
+	# Paths inside the container.
+	FIFO="/tmp/evil-$$.fifo"
+	OUT=/tmp/thief.out
+	ln -s /proc/self/exe "$BUNDLE/rootfs/bin/evil"
+	printf '#!/proc/self/exe --log=%s\n' "$FIFO" >"$BUNDLE/rootfs/bin/evil.sh"
+	chmod 0755 "$BUNDLE/rootfs/bin/evil.sh"
+}
+
+teardown() {
+	# teardown_bundle kills what is left in the test's cgroups (the thief
+	# too) by pid and deletes the containers with the runtime under test.
+	teardown_bundle
+	[ -n "${RT_COPY:-}" ] && rm -f "$RT_COPY"
+	return 0
+}
+
+# rt ARGS...: the attacked copy of the runtime with the test's --root.
+rt() {
+	timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RT_COPY" --root "$ROOT" "$@"
+}
+
+# wait_thief LINE: wait (up to 30s) until the thief's output has LINE.
+wait_thief() {
+	local i
+	for i in $(seq 300); do
+		grep -qx "$1" "$BUNDLE/rootfs$OUT" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "the thief never said '$1':" >&2
+	cat "$BUNDLE/rootfs$OUT" >&2 2>/dev/null
+	return 1
+}
+
+# assert_runtime_intact: the thief found the runtime running in the
+# container and took its exe (the attack really ran), did not write it, and
+# the copy of the runtime on the host is byte for byte what it was.
+assert_runtime_intact() {
+	local out
+	wait_thief done
+	out="$(cat "$BUNDLE/rootfs$OUT")"
+	echo "thief: $out" >&2
+	assert_contains "$out" "target: "
+	[[ "$out" != *"target: none"* ]]
+	[[ "$out" != *"write: ok"* ]]
+	[ "$(sha256sum <"$RT_COPY")" = "$RT_HASH" ]
+}
+
+# attack_exec PROGRAM ARGS...: the thief is the container's pid 1; the
+# operator runs `exec ID PROGRAM ARGS...` once.
+attack_exec() {
+	set_args exe_thief "$FIFO" "$OUT" 20
+	rt run -d thief </dev/null >/dev/null 2>"$BUNDLE/thief.err" || { cat "$BUNDLE/thief.err" >&2; return 1; }
+	wait_thief ready
+	# The runtime in the container fails on its arguments: status 1.
+	rt exec thief "$@" </dev/null >/dev/null 2>&1 || true
+	assert_runtime_intact
+}
+
+# attack_init PROGRAM ARGS...: the container's process is PROGRAM ARGS,
+# without a pid namespace; the thief is exec'd into the created container
+# (so it sees every pid) before `start`.
+attack_init() {
+	update_config 'del(.linux.namespaces[] | select(.type == "pid"))'
+	set_args "$@"
+	rt create evil </dev/null >/dev/null 2>"$BUNDLE/evil.err" || { cat "$BUNDLE/evil.err" >&2; return 1; }
+	rt exec -d evil exe_thief "$FIFO" "$OUT" 20 </dev/null >/dev/null 2>&1
+	wait_thief ready
+	rt start evil </dev/null >/dev/null 2>&1 || true
+	assert_runtime_intact
+}
+
+@test "boundary_exe: exec of a /proc/self/exe symlink cannot overwrite the runtime binary" {
+	attack_exec /bin/evil "--log=$FIFO" pwn
+}
+
+@test "boundary_exe: exec of a #!/proc/self/exe script cannot overwrite the runtime binary" {
+	attack_exec /bin/evil.sh
+}
+
+@test "boundary_exe: an init that is a /proc/self/exe symlink cannot overwrite the runtime binary" {
+	attack_init /bin/evil "--log=$FIFO" pwn
+}
+
+@test "boundary_exe: an init that is a #!/proc/self/exe script cannot overwrite the runtime binary" {
+	attack_init /bin/evil.sh
+}
+
+@test "boundary_exe: the created init runs from a sealed copy, not from the runtime's file" {
+	requires brig
+	set_args true
+	create_container sealed
+	local pid
+	pid="$(brig state sealed | jq -r .pid)"
+	# The init (blocked until start) runs a memfd, no file the host can
+	# name, holding the runtime's bytes (up to the end of its last ELF
+	# segment: symbols and debug info are not copied).
+	[[ "$(readlink "/proc/$pid/exe")" == /memfd:brig* ]]
+	local size
+	size="$(stat -L -c %s "/proc/$pid/exe")"
+	[ "$size" -gt 100000 ]
+	cmp -n "$size" "/proc/$pid/exe" "$RUNTIME"
+}
+
+@test "boundary_exe: run and exec copy and re-execute once; state does not pay" {
+	requires brig program:strace
+	set_args sleep 100
+	local trace="$BUNDLE/trace"
+	strace -qq -e trace=memfd_create,execveat -o "$trace" \
+		"$RUNTIME" --root "$ROOT" run -d sealed </dev/null >/dev/null 2>&1
+	# (Not -f: the copy and re-exec happen in the command's own process.)
+	# One copy and one re-exec; the re-executed copy does not copy again.
+	[ "$(grep -c 'memfd_create("brig"' "$trace")" -eq 1 ]
+	[ "$(grep -c 'execveat(.*AT_EMPTY_PATH) = 0' "$trace")" -eq 1 ]
+	strace -qq -e trace=memfd_create,execveat -o "$trace" \
+		"$RUNTIME" --root "$ROOT" exec sealed true
+	[ "$(grep -c 'memfd_create("brig"' "$trace")" -eq 1 ]
+	[ "$(grep -c 'execveat(.*AT_EMPTY_PATH) = 0' "$trace")" -eq 1 ]
+	strace -qq -e trace=memfd_create,execveat -o "$trace" \
+		"$RUNTIME" --root "$ROOT" state sealed >/dev/null
+	! grep -q 'memfd_create\|execveat' "$trace" || false
+}

