@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -136,6 +137,17 @@ brig_selfexe_seal (char **argv, brig_error *err)
    * the kernel can say we already run from a sealed copy. */
   if (fd_is_sealed (src))
     return 0;
+  /* A binary on a read-only mount (an operator's `mount --bind -o ro` of
+   * brig over itself, a read-only /usr) cannot be reopened for writing
+   * through /proc/PID/exe: the write needs that same mount, which the
+   * container can neither remount nor reach from its own mount namespace.
+   * Nothing to copy then. */
+  struct statvfs sv;
+  if (fstatvfs (src, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+    {
+      brig_debug ("the runtime binary is on a read-only mount: run it in place");
+      return 0;
+    }
   if (fstat (src, &st) < 0)
     return brig_error_errno (err, "stat /proc/self/exe");
   size = elf_runtime_size (src, st.st_size);

@@ -43,13 +43,16 @@ teardown() {
 	# teardown_bundle kills what is left in the test's cgroups (the thief
 	# too) by pid and deletes the containers with the runtime under test.
 	teardown_bundle
+	[ -n "${RT_NS:-}" ] && kill "$RT_NS" 2>/dev/null
 	[ -n "${RT_COPY:-}" ] && rm -f "$RT_COPY"
 	return 0
 }
 
-# rt ARGS...: the attacked copy of the runtime with the test's --root.
+# rt ARGS...: the attacked copy of the runtime with the test's --root (in
+# the mount namespace of the process RT_NS when it is set).
 rt() {
-	timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RT_COPY" --root "$ROOT" "$@"
+	timeout -k 5 "$BRIG_CMD_TIMEOUT" ${RT_NS:+nsenter -t "$RT_NS" -m "--wd=$PWD" --} \
+		"$RT_COPY" --root "$ROOT" "$@"
 }
 
 # wait_thief LINE: wait (up to 30s) until the thief's output has LINE.
@@ -151,4 +154,28 @@ attack_init() {
 	strace -qq -e trace=memfd_create,execveat -o "$trace" \
 		"$RUNTIME" --root "$ROOT" state sealed >/dev/null
 	! grep -q 'memfd_create\|execveat' "$trace" || false
+}
+
+@test "boundary_exe: a runtime on a read-only mount runs in place and still cannot be overwritten" {
+	requires brig program:strace program:nsenter program:unshare
+	# A private mount namespace of the test's own (held by a sleep) in which
+	# the attacked copy is bound read-only over itself, as an operator would
+	# do with `mount --bind -o ro` on the installed binary.
+	unshare -m --propagation private sleep 1000 </dev/null >/dev/null 2>&1 &
+	RT_NS=$!
+	local i
+	for i in $(seq 50); do
+		[ "$(readlink "/proc/$RT_NS/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] && break
+		sleep 0.1
+	done
+	nsenter -t "$RT_NS" -m -- mount --bind -o ro "$RT_COPY" "$RT_COPY"
+	# No copy, no re-exec: the runtime runs from its read-only file.
+	local trace="$BUNDLE/trace"
+	set_args true
+	nsenter -t "$RT_NS" -m "--wd=$PWD" -- strace -qq -e trace=memfd_create,execveat -o "$trace" \
+		"$RT_COPY" --root "$ROOT" run ro-in-place </dev/null >/dev/null 2>&1
+	! grep -q 'memfd_create\|execveat' "$trace" || false
+	# And the attack finds the runtime's own file, which it cannot write.
+	attack_exec /bin/evil "--log=$FIFO" pwn
+	assert_contains "$(cat "$BUNDLE/rootfs$OUT")" "reopen: EROFS"
 }
