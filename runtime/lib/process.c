@@ -496,5 +496,9 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
   if (r < 0)
     return r;
   execve (pr->exec_path, pr->p->args, pr->envp);
-  return brig_error_errno (err, "exec \"%s\"", pr->p->args[0]);
+  /* E2BIG, or what changed since the lookup (ENOENT, EACCES, ENOEXEC) */
+  if (strcmp (pr->exec_path, pr->p->args[0]) == 0)
+    return brig_error_errno (err, "exec process.args[0] \"%s\"", pr->exec_path);
+  return brig_error_errno (err, "exec process.args[0] \"%s\" (%s)", pr->p->args[0],
+                           pr->exec_path);
 }
