@@ -11,11 +11,40 @@
 #include "log.h"
 #include "utils.h"
 
+/* Limits where -1 means "unlimited" and no other negative value means
+ * anything: -5 must not quietly become "unlimited" (it would lift a limit
+ * the caller thought it was setting). */
+static int
+validate_negatives (const oci_resources *r, brig_error *err)
+{
+  const oci_memory *m = r->memory;
+  const oci_cpu *c = r->cpu;
+  const struct { bool has; int64_t v; const char *name; } f[] = {
+    { m && m->has_limit, m ? m->limit : 0, "memory.limit" },
+    { m && m->has_reservation, m ? m->reservation : 0, "memory.reservation" },
+    { m && m->has_swap, m ? m->swap : 0, "memory.swap" },
+    { m && m->has_kernel, m ? m->kernel : 0, "memory.kernel" },
+    { m && m->has_kernel_tcp, m ? m->kernel_tcp : 0, "memory.kernelTCP" },
+    { c && c->has_quota, c ? c->quota : 0, "cpu.quota" },
+    { c && c->has_realtime_runtime, c ? c->realtime_runtime : 0, "cpu.realtimeRuntime" },
+    { r->pids && r->pids->has_limit, r->pids ? r->pids->limit : 0, "pids.limit" },
+  };
+
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (f); i++)
+    if (f[i].has && f[i].v < -1)
+      return brig_error_set (err, 0, "linux.resources.%s %" PRId64 ": must not be "
+                             "negative (only -1 means unlimited)", f[i].name, f[i].v);
+  return 0;
+}
+
 int
 brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r, brig_error *err)
 {
   bool v2 = cg->mode == BRIG_CGROUP_V2;
   char name[32];
+
+  if (validate_negatives (r, err) < 0)
+    return -EINVAL;
 
   if (r->unified && r->unified->len > 0 && !v2)
     return brig_error_set (err, 0, "linux.resources.unified: requires cgroup v2 (this host is %s)",

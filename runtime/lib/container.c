@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <strings.h>
@@ -119,9 +120,13 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
     return r;
   /* Running from now on, whatever the init answers. */
   unlinkat (c->dirfd, BRIG_EXEC_SOCKET, 0);
-  /* create recorded brig_hooks_start_waits(); the init follows the same rule */
-  if (!c->st.start_hooks)
-    return 0;
+  /* What follows waits on the container (startContainer hooks, execve, a
+   * seccomp listener, poststart hooks): never while holding its lock, so
+   * kill, exec and delete still work meanwhile. */
+  flock (c->dirfd, LOCK_UN);
+  /* The init answers with an error (a startContainer hook, execve: E2BIG,
+   * ENOENT, EACCES) or EOF once execve has closed the connection. An init
+   * made by an older brig without start hooks closes it at once. */
   {
     struct brig_sync_msg m = { .fd = -1 };
     r = brig_sync_recv (fd, &m);
@@ -141,7 +146,16 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
       r = brig_container_poststart (cfg->hooks, c, err);
       oci_config_free (cfg);
       if (r < 0)
-        return r;
+        {
+          /* runtime-spec 1.3: a failed poststart hook stops the container
+           * (done above) and the lifecycle continues with delete, which
+           * also runs the poststop hooks. */
+          brig_error e = { 0 };
+          if (brig_container_delete (ctx, id, true, &e) < 0)
+            brig_warn ("delete container \"%s\": %s", id, e.msg ? e.msg : "failed");
+          brig_error_clear (&e);
+          return r;
+        }
     }
   return 0;
 }

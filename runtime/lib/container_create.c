@@ -4,7 +4,9 @@
  * undoes all of it: init killed, cgroup removed, state directory removed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -189,6 +191,9 @@ validate_config (struct create_ctx *c, brig_error *err)
     if (!(c->ns.new_flags & CLONE_NEWUTS) && c->ns.join_fd[BRIG_NS_UTS] < 0)
       return brig_error_set (err, EINVAL, "config.json: %s needs a uts namespace",
                              cfg->hostname && *cfg->hostname ? "hostname" : "domainname");
+  r = brig_process_validate_hostname (cfg->hostname, cfg->domainname, err);
+  if (r < 0)
+    return r;
   if (c->ns.new_flags & CLONE_NEWUSER)
     {
       if (lx->uid_mappings_len == 0 || lx->gid_mappings_len == 0)
@@ -220,14 +225,9 @@ validate_config (struct create_ctx *c, brig_error *err)
                                 c->o->console_socket, err);
   if (r < 0)
     return r;
-  if (c->o->preserve_fds < 0)
-    return brig_error_set (err, EINVAL, "--preserve-fds must not be negative");
-  for (int fd = 3; fd < 3 + c->o->listen_fds + c->o->preserve_fds; fd++)
-    if (fcntl (fd, F_GETFD) < 0)
-      return brig_error_set (err, EBADF, "%s=%d: fd %d is not open",
-                             fd < 3 + c->o->listen_fds ? "LISTEN_FDS" : "--preserve-fds",
-                             fd < 3 + c->o->listen_fds ? c->o->listen_fds : c->o->preserve_fds,
-                             fd);
+  r = brig_process_check_fds (c->o->listen_fds, c->o->preserve_fds, err);
+  if (r < 0)
+    return r;
   brig_caps_check (p ? p->capabilities : NULL);
   r = brig_process_validate_env (p, err);
   if (r < 0)
@@ -651,7 +651,10 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   /* While the init builds its root: the final state, published with one
    * rename once the init is ready. */
   if (brig_proc_stat (c->pid, NULL, &c->st.pid_start_time) < 0)
-    return brig_error_set (err, ESRCH, "container init exited unexpectedly");
+    {
+      brig_error_set (err, 0, "container init exited unexpectedly");
+      return -EPIPE;
+    }
   c->st.pid = c->pid;
   r = brig_state_stage (c->dirfd, &c->st, err);
   if (r < 0)
@@ -669,6 +672,36 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     }
   brig_sync_msg_clear (&m);
   return 0;
+}
+
+/* The init died before it was ready. When the OOM killer took it (a memory
+ * limit too small for even brig's init), say so rather than "exited
+ * unexpectedly": it died by SIGKILL and its new cgroup counts an OOM kill. */
+static void
+explain_init_death (struct create_ctx *c, brig_error *err)
+{
+  const oci_resources *res = c->cfg->linux ? c->cfg->linux->resources : NULL;
+  struct pollfd pfd = { .fd = c->pidfd, .events = POLLIN };
+  siginfo_t si = { 0 };
+  uint64_t ooms = 0;
+
+  if (c->cg == NULL || c->pid <= 0 || c->pidfd < 0)
+    return;
+  /* Its end of the sync socket closed as it exited: the status follows. */
+  if (poll (&pfd, 1, 1000) <= 0)
+    return;
+  if (waitid (P_PID, (id_t) c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0
+      || si.si_pid != c->pid || si.si_code != CLD_KILLED || si.si_status != SIGKILL)
+    return;
+  if (brig_cgroup_oom_count (c->cg, &ooms) < 0 || ooms == 0)
+    return;
+  if (res && res->memory && res->memory->has_limit && res->memory->limit > 0)
+    brig_error_set (err, 0, "linux.resources.memory.limit %" PRId64 " bytes is too small to "
+                    "start the container: the OOM killer killed its init",
+                    res->memory->limit);
+  else
+    brig_error_set (err, 0, "the container init was killed by the OOM killer of its "
+                    "memory cgroup");
 }
 
 static void
@@ -794,6 +827,8 @@ create_common (struct create_ctx *c, brig_error *err)
         }
     }
   r = spawn_init (c, exec_fd, child_console, err);
+  if (r == -EPIPE)
+    explain_init_death (c, err);
   if (r < 0)
     return r;
   r = brig_state_commit (c->dirfd, err);

@@ -657,6 +657,10 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   int r;
 
   *exit_status = 255;
+  /* fds that do not exist cannot be passed: an error, not a silent drop */
+  r = brig_process_check_fds (0, o->preserve_fds, err);
+  if (r < 0)
+    return r;
   r = brig_container_load (ctx, o->id, BRIG_LOCK_SHARED, &c, err);
   if (r < 0)
     return r;

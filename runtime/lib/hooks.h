@@ -7,7 +7,8 @@
  *                            before pivot_root
  *   startContainer           the container init, after start, before execve
  *   poststart                start/run, after the user process started; a
- *                            failure fails start (spec 1.3)
+ *                            failure kills and deletes the container and
+ *                            fails start/run (spec 1.3)
  *   poststop                 delete, after the container is gone; failures
  *                            are only warned about */
 #ifndef BRIG_HOOKS_H
@@ -22,9 +23,9 @@
 /* Run hooks[0..n) in order (kind names them in errors: "createRuntime");
  * stops at the first failure: "createRuntime hook #1 (/usr/bin/x): exit
  * status 2: <its output>". */
-/* Whether `start` must wait for the init's answer: a failed startContainer
- * hook fails start, and poststart hooks run once the process is exec'd.
- * Without either, start returns as soon as it has released the init. */
+/* Whether the config has hooks that `start` waits on (recorded in the
+ * state: a brig before #11 waited for the init's answer only then; start
+ * now always waits, to report a failed execve). */
 static inline bool
 brig_hooks_start_waits (const oci_hooks *h)
 {

@@ -215,11 +215,9 @@ wait_start (struct init_state *s, brig_error *err)
     return brig_error_errno (err, "wait for start on the exec socket");
   close (s->a->exec_fd);
   s->a->exec_fd = -1;
-  /* Errors go back to start only when it waits for them; else to stderr. */
-  if (brig_hooks_start_waits (s->a->cfg->hooks))
-    s->start_fd = conn;
-  else
-    close (conn);
+  /* start waits on it for what follows: a startContainer hook's or
+   * execve's error, or EOF once execve closed it (close-on-exec). */
+  s->start_fd = conn;
   return 0;
 }
 

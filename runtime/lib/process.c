@@ -354,12 +354,47 @@ brig_process_close_fds (int preserve_fds, brig_error *err)
 }
 
 int
+brig_process_validate_hostname (const char *hostname, const char *domainname,
+                                brig_error *err)
+{
+  /* The kernel's limit for both (sethostname/setdomainname EINVAL): refused
+   * here, before anything exists, rather than by the init. */
+  if (hostname && strlen (hostname) > HOST_NAME_MAX)
+    return brig_error_set (err, EINVAL, "config.json: hostname is %zu bytes long: at most %d "
+                           "are allowed", strlen (hostname), HOST_NAME_MAX);
+  if (domainname && strlen (domainname) > HOST_NAME_MAX)
+    return brig_error_set (err, EINVAL, "config.json: domainname is %zu bytes long: at most %d "
+                           "are allowed", strlen (domainname), HOST_NAME_MAX);
+  return 0;
+}
+
+int
 brig_process_set_hostname (const char *hostname, const char *domainname, brig_error *err)
 {
+  /* The value is quoted cut short: it came from the config, any length. */
   if (hostname && sethostname (hostname, strlen (hostname)) < 0)
-    return brig_error_errno (err, "sethostname \"%s\"", hostname);
+    return brig_error_errno (err, "hostname \"%.*s%s\": sethostname", HOST_NAME_MAX, hostname,
+                             strlen (hostname) > HOST_NAME_MAX ? "..." : "");
   if (domainname && setdomainname (domainname, strlen (domainname)) < 0)
-    return brig_error_errno (err, "setdomainname \"%s\"", domainname);
+    return brig_error_errno (err, "domainname \"%.*s%s\": setdomainname", HOST_NAME_MAX,
+                             domainname, strlen (domainname) > HOST_NAME_MAX ? "..." : "");
+  return 0;
+}
+
+int
+brig_process_check_fds (int listen_fds, int preserve_fds, brig_error *err)
+{
+  if (preserve_fds < 0)
+    return brig_error_set (err, EINVAL, "--preserve-fds must not be negative");
+  /* Stops at the first hole: a huge count costs one syscall, not millions. */
+  for (int fd = 3; fd < 3 + listen_fds + preserve_fds; fd++)
+    if (fcntl (fd, F_GETFD) < 0)
+      {
+        bool listen = fd < 3 + listen_fds;
+        return brig_error_set (err, EBADF, "%s=%d: fd %d is not open",
+                               listen ? "LISTEN_FDS" : "--preserve-fds",
+                               listen ? listen_fds : preserve_fds, fd);
+      }
   return 0;
 }
 
@@ -484,5 +519,9 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
   if (r < 0)
     return r;
   execve (pr->exec_path, pr->p->args, pr->envp);
-  return brig_error_errno (err, "exec \"%s\"", pr->p->args[0]);
+  /* E2BIG, or what changed since the lookup (ENOENT, EACCES, ENOEXEC) */
+  if (strcmp (pr->exec_path, pr->p->args[0]) == 0)
+    return brig_error_errno (err, "exec process.args[0] \"%s\"", pr->exec_path);
+  return brig_error_errno (err, "exec process.args[0] \"%s\" (%s)", pr->p->args[0],
+                           pr->exec_path);
 }

@@ -110,6 +110,14 @@ char **brig_process_build_env (const oci_process *p);
  * on stdio and the preserved fds. */
 int brig_process_close_fds (int preserve_fds, brig_error *err);
 
+/* Refuse a hostname or domainname longer than the kernel takes (64 bytes). */
+int brig_process_validate_hostname (const char *hostname, const char *domainname,
+                                    brig_error *err);
+
+/* Check that fds 3 .. 3+listen_fds+preserve_fds-1 are open (EBADF naming
+ * --preserve-fds or LISTEN_FDS and the first missing fd). */
+int brig_process_check_fds (int listen_fds, int preserve_fds, brig_error *err);
+
 /* sethostname / setdomainname (call inside the new uts namespace). */
 int brig_process_set_hostname (const char *hostname, const char *domainname,
                                brig_error *err);

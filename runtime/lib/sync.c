@@ -49,11 +49,29 @@ brig_sync_send (int sock, uint32_t type, int32_t code, const void *data, size_t 
     }
 }
 
+/* An error message quoting what the config gave (a 10 MB hostname or
+ * argument) must still fit one packet: a SEQPACKET send larger than the
+ * socket buffer fails whole, and the parent would only see the init exit. */
+#define SYNC_ERROR_MAX 4096
+
 void
 brig_sync_send_error (int sock, const brig_error *err)
 {
   const char *m = err && err->msg ? err->msg : "unknown error";
-  brig_sync_send (sock, BRIG_SYNC_ERROR, err ? err->code : 0, m, strlen (m), -1);
+  size_t len = strlen (m);
+  char buf[SYNC_ERROR_MAX];
+
+  if (len >= SYNC_ERROR_MAX)
+    {
+      /* keep the head (what failed) and the tail (the errno text) */
+      size_t tail = 256, head = SYNC_ERROR_MAX - tail - 8;
+      memcpy (buf, m, head);
+      memcpy (buf + head, " [...] ", 7);
+      memcpy (buf + head + 7, m + len - tail, tail);
+      m = buf;
+      len = head + 7 + tail;
+    }
+  brig_sync_send (sock, BRIG_SYNC_ERROR, err ? err->code : 0, m, len, -1);
 }
 
 void
@@ -122,8 +140,14 @@ int
 brig_sync_expect (int sock, uint32_t type, struct brig_sync_msg *msg, brig_error *err)
 {
   int r = brig_sync_recv (sock, msg);
+  if (r == -EPIPE)
+    {
+      /* -EPIPE tells the caller the peer is gone (create looks for why) */
+      brig_error_set (err, 0, "container init exited unexpectedly");
+      return -EPIPE;
+    }
   if (r < 0)
-    return brig_error_set (err, r == -EPIPE ? 0 : -r, "container init exited unexpectedly");
+    return brig_error_set (err, -r, "container init exited unexpectedly");
   if (msg->type == BRIG_SYNC_ERROR)
     {
       r = brig_error_set_raw (err, msg->code, msg->data);

@@ -44,7 +44,7 @@ void brig_sync_send_error (int sock, const brig_error *err);
 int brig_sync_recv (int sock, struct brig_sync_msg *msg);
 
 /* Receive a message of the given type. A SYNC_ERROR becomes the error (its
- * message verbatim); EOF or another type is "container init exited". */
+ * message verbatim); EOF is "container init exited" and returns -EPIPE. */
 int brig_sync_expect (int sock, uint32_t type, struct brig_sync_msg *msg, brig_error *err);
 
 /* Free msg's data and close its fd. */
