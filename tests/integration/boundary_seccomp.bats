@@ -90,11 +90,14 @@ run_with_notified_calls() {
 	start_agent
 	notify_profile "$nnp" "${INIT_CALLS[@]}"
 	update_config '.process.user = {"uid": 1000, "gid": 1000, "additionalGids": [1001]}'
-	set_args sh -c 'echo "ran-as-$(id -u)"'
+	# The listener fd must not reach the process: with it, the container
+	# could answer its own notifications.
+	set_args sh -c 'echo "ran-as-$(id -u)"; ls -l /proc/$$/fd/'
 	brig_logged run sc
 	echo "$output"
 	[ "$status" -eq 0 ]
 	assert_contains "$output" "ran-as-1000"
+	[[ "$output" != *seccomp* ]]
 	notified execve
 	notified close
 	notified write
