@@ -485,9 +485,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   a.mount_fds = mount_fds;
   a.hook_sync = has_hooks (c->cfg->hooks);
   netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
-  a.seccomp_early = c->seccomp && c->cfg->process
-                    && (!c->cfg->process->no_new_privileges
-                        || brig_seccomp_uses_notify (c->seccomp));
+  a.seccomp_early = c->seccomp && c->cfg->process && !c->cfg->process->no_new_privileges;
   /* Without CLONE_INTO_CGROUP the init joins its cgroup after clone; its
    * cgroup namespace must be made after that, or its root would be ours. */
   cgroupns_deferred = (newf & CLONE_NEWCGROUP) && cgfd < 0;
@@ -659,19 +657,25 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   r = brig_state_stage (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
-  r = brig_sync_expect (c->sync_fd, BRIG_SYNC_READY, &m, err);
-  if (r < 0)
-    return r;
-  if (m.fd >= 0)
+  if (c->cfg->process && brig_seccomp_uses_notify (c->seccomp))
     {
-      _cleanup_free_ char *json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
-      r = brig_seccomp_send_notify (c->cfg->linux->seccomp, m.fd, json, err);
-      brig_sync_msg_clear (&m);
+      /* The init waits for nothing but the agent from here on: pass the
+       * listener fd on before anything else. */
+      _cleanup_free_ char *json = NULL;
+      _cleanup_close_ int nfd = -1;
+      r = brig_seccomp_receive_listener (c->sync_fd, c->pid, &nfd, err);
+      if (r < 0)
+        return r;
+      json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
+      r = brig_seccomp_send_notify (c->cfg->linux->seccomp, nfd, json, err);
+      if (r == 0)
+        r = brig_seccomp_await_process (c->sync_fd, c->cfg->linux->seccomp, err);
       if (r < 0)
         return r;
     }
+  r = brig_sync_expect (c->sync_fd, BRIG_SYNC_READY, &m, err);
   brig_sync_msg_clear (&m);
-  return 0;
+  return r;
 }
 
 /* The init died before it was ready. When the OOM killer took it (a memory
@@ -885,13 +889,21 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
   if (r == 0)
     {
       /* The init is about to execve: the sync socket (close-on-exec) reads
-       * EOF then, or an error if the last steps failed. */
-      r = brig_sync_recv (c.sync_fd, &m);
-      if (r == 0 && m.type == BRIG_SYNC_ERROR)
-        r = brig_error_set_raw (err, m.code, m.data);
-      else
-        r = 0;
-      brig_sync_msg_clear (&m);
+       * EOF then, or an error if the last steps failed. startContainer
+       * hooks come first and have timeouts of their own. */
+      const oci_hooks *h = c.cfg->hooks;
+      if (c.cfg->process && brig_seccomp_uses_notify (c.seccomp)
+          && !(h && h->start_container_len > 0))
+        r = brig_seccomp_await_process (c.sync_fd, c.cfg->linux->seccomp, err);
+      if (r == 0)
+        {
+          r = brig_sync_recv (c.sync_fd, &m);
+          if (r == 0 && m.type == BRIG_SYNC_ERROR)
+            r = brig_error_set_raw (err, m.code, m.data);
+          else
+            r = 0;
+          brig_sync_msg_clear (&m);
+        }
     }
   if (r == 0 && c.console_fd >= 0)
     {

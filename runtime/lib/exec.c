@@ -14,7 +14,9 @@
  *   GO ──────────────────────────────────────────────────► pty, attributes,
  *                                                          LSM labels, user,
  *                                                          caps, cwd, seccomp
- *   ◄── READY [seccomp notify fd] ─────────────────────────┘
+ *   ◄── SECCOMP (listener fd, right after the filter) ─────┤
+ *   fd to listenerPath                                     │
+ *   ◄── READY ─────────────────────────────────────────────┘
  *   EOF: exec'd (or ERROR) ◄───────────────────────────────── execve
  *   pid file; proxy and wait, or return (detached)
  *
@@ -340,19 +342,6 @@ out:
   return r;
 }
 
-static bool
-seccomp_has_notify (const oci_seccomp *s)
-{
-  if (s == NULL)
-    return false;
-  if (s->default_action && strcmp (s->default_action, "SCMP_ACT_NOTIFY") == 0)
-    return true;
-  for (size_t i = 0; i < s->syscalls_len; i++)
-    if (s->syscalls[i].action && strcmp (s->syscalls[i].action, "SCMP_ACT_NOTIFY") == 0)
-      return true;
-  return false;
-}
-
 /* C2: inside every namespace; become the process and exec. */
 static _Noreturn void
 run_process (struct exec_child *x)
@@ -389,13 +378,16 @@ run_process (struct exec_child *x)
     goto fail;
 
   brig_process_init (&pr, x->p, x->seccomp, x->preserve_fds);
-  pr.seccomp_early = x->seccomp != NULL
-                     && (!x->p->no_new_privileges
-                         || seccomp_has_notify (x->cfg->linux ? x->cfg->linux->seccomp : NULL));
+  pr.seccomp_early = x->seccomp != NULL && !x->p->no_new_privileges;
+  if (brig_seccomp_uses_notify (x->seccomp))
+    pr.notify_sock = x->sync;
   r = brig_process_become (&pr, &err);
   if (r < 0)
     goto fail;
-  r = brig_sync_send (x->sync, BRIG_SYNC_READY, 0, NULL, 0, pr.notify_fd);
+  /* SCMP_ACT_NOTIFY with noNewPrivileges: while P listens for the fd. */
+  if (pr.notify_sock >= 0 && (r = brig_process_load_seccomp (&pr, &err)) < 0)
+    goto fail;
+  r = brig_sync_send (x->sync, BRIG_SYNC_READY, 0, NULL, 0, -1);
   if (r < 0)
     _exit (1);
   brig_process_exec (&pr, &err);
@@ -533,7 +525,7 @@ load_process (const struct brig_exec_opts *o, oci_config *cfg, oci_process **own
 /* Everything after the fork of C1, in P. */
 static int
 supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts *o,
-           const oci_process *p, brig_cgroup *cg, pid_t c1, int sync, int console,
+           const oci_process *p, brig_cgroup *cg, bool notify, pid_t c1, int sync, int console,
            int *exit_status, brig_error *err)
 {
   struct brig_sync_msg msg = { .fd = -1 };
@@ -580,22 +572,29 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       brig_error_set (err, -r, "exec: start the process");
       goto kill_child;
     }
+  if (notify)
+    {
+      /* C2 waits for nothing but the agent from here on: pass the
+       * listener fd on before anything else. */
+      _cleanup_close_ int nfd = -1;
+      r = brig_seccomp_receive_listener (sync, pid, &nfd, err);
+      if (r < 0)
+        goto reap_child;
+      _cleanup_free_ char *state = brig_container_state_json (c, -1, false);
+      r = brig_seccomp_send_notify_pid (cfg->linux->seccomp, nfd, pid, state ? state : "{}", err);
+      if (r == 0)
+        r = brig_seccomp_await_process (sync, cfg->linux->seccomp, err);
+      if (r < 0)
+        goto kill_child;
+    }
   r = brig_sync_expect (sync, BRIG_SYNC_READY, &msg, err);
+  brig_sync_msg_clear (&msg);
   if (r < 0)
     goto reap_child;
-  if (msg.fd >= 0 && cfg->linux && cfg->linux->seccomp)
-    {
-      _cleanup_free_ char *state = brig_container_state_json (c, -1, false);
-      r = brig_seccomp_send_notify (cfg->linux->seccomp, msg.fd, state ? state : "{}", err);
-      if (r < 0)
-        {
-          brig_sync_msg_clear (&msg);
-          goto kill_child;
-        }
-    }
-  brig_sync_msg_clear (&msg);
 
   /* execve closes C2's end: EOF means the process runs. */
+  if (notify && (r = brig_seccomp_await_process (sync, cfg->linux->seccomp, err)) < 0)
+    goto kill_child;
   r = brig_sync_recv (sync, &msg);
   if (r == 0)
     {
@@ -748,7 +747,8 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
       close (console[1]);
       console[1] = -1;
     }
-  r = supervise (c, cfg, o, p, cg, c1, sync[0], console[0], exit_status, err);
+  r = supervise (c, cfg, o, p, cg, brig_seccomp_uses_notify (sc), c1, sync[0], console[0],
+                 exit_status, err);
 
 out:
   if (restore)

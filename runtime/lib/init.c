@@ -15,8 +15,9 @@
  *   missing; hostname, domainname;
  *   sysctl; rootfs_finalize; personality/scheduler/...; LSM exec labels;
  *   rlimits, caps bounding, user, caps, cwd, executable lookup,
- *   no_new_privs (process.h); READY to the parent; wait for `start` on the
- *   exec socket;
+ *   no_new_privs (process.h); seccomp now if it notifies (its listener
+ *   fd goes to the parent first); READY to the parent; wait for `start` on
+ *   the exec socket;
  *   startContainer hooks; seccomp (unless loaded earlier); execve.
  *
  * Every error goes back to the parent as a SYNC_ERROR message while the
@@ -316,15 +317,14 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
 
   if (a->exec_fd >= 0)
     install_signal_handlers ();
+  /* SCMP_ACT_NOTIFY with noNewPrivileges: the filter comes now, while the
+   * parent listens for its fd, not after start. */
+  if (pr->p && pr->notify_sock >= 0 && (r = brig_process_load_seccomp (pr, err)) < 0)
+    return r;
   /* Set up: the parent writes the state and (create) returns. */
-  r = brig_sync_send (a->sync_fd, BRIG_SYNC_READY, 0, NULL, 0, pr->notify_fd);
+  r = brig_sync_send (a->sync_fd, BRIG_SYNC_READY, 0, NULL, 0, -1);
   if (r < 0)
     _exit (1);
-  if (pr->notify_fd >= 0)
-    {
-      close (pr->notify_fd);
-      pr->notify_fd = -1;
-    }
   if (a->exec_fd >= 0)
     {
       s->parent_listens = false;
@@ -357,6 +357,8 @@ brig_init_main (struct brig_init_args *a)
   reset_signal_mask ();
   brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
   pr.seccomp_early = a->seccomp_early;
+  if (brig_seccomp_uses_notify (a->seccomp))
+    pr.notify_sock = a->sync_fd;
   pr.listen_fds = a->o->listen_fds;
 
   run_init (&s, &pr, &err);

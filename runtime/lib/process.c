@@ -54,6 +54,7 @@ brig_process_init (struct brig_process *pr, const oci_process *p, brig_seccomp *
   pr->seccomp = seccomp;
   pr->preserve_fds = preserve_fds;
   pr->notify_fd = -1;
+  pr->notify_sock = -1;
 }
 
 void
@@ -434,8 +435,8 @@ brig_process_set_oom_score_adj (pid_t pid, int value, brig_error *err)
   return 0;
 }
 
-static int
-load_seccomp (struct brig_process *pr, brig_error *err)
+int
+brig_process_load_seccomp (struct brig_process *pr, brig_error *err)
 {
   int r;
   if (pr->seccomp == NULL || pr->seccomp_loaded)
@@ -444,6 +445,15 @@ load_seccomp (struct brig_process *pr, brig_error *err)
   if (r < 0)
     return r;
   pr->seccomp_loaded = true;
+  /* No syscall before this one: any of them may wait for the agent. */
+  if (pr->notify_fd >= 0 && pr->notify_sock >= 0)
+    {
+      int fd = pr->notify_fd;
+      pr->notify_fd = -1;
+      r = brig_seccomp_hand_over (pr->seccomp, pr->notify_sock, fd);
+      if (r < 0)
+        return brig_error_set (err, -r, "hand the seccomp listener fd to the runtime");
+    }
   return 0;
 }
 
@@ -466,7 +476,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     return r;
   if (pr->seccomp_early)
     {
-      r = load_seccomp (pr, err);
+      r = brig_process_load_seccomp (pr, err);
       if (r < 0)
         return r;
     }
@@ -515,7 +525,7 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
   if (r < 0)
     return r;
   /* Nothing but execve may follow the filter. */
-  r = load_seccomp (pr, err);
+  r = brig_process_load_seccomp (pr, err);
   if (r < 0)
     return r;
   execve (pr->exec_path, pr->p->args, pr->envp);

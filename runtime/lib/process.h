@@ -5,7 +5,8 @@
  *   brig_process_become:   stdio owner (fix_stdio_owner), rlimits,
  *                          capabilities kept across the uid change
  *                          (brig_caps_prepare), seccomp now when it must be
- *                          loaded while privileged, groups/gid/uid/umask,
+ *                          loaded while privileged (its listener fd handed
+ *                          to brig at once), groups/gid/uid/umask,
  *                          capabilities (brig_caps_apply), cwd, PATH lookup
  *                          as the user, no_new_privs, LISTEN_FDS and
  *                          LISTEN_PID when socket-activated
@@ -30,9 +31,11 @@ struct brig_process {
   brig_seccomp *seccomp;    /* compiled filter or NULL (not owned) */
   bool seccomp_early;       /* load the filter in become (privileged, before
                                the uid change) instead of right before execve;
-                               needed without noNewPrivileges and for
-                               SCMP_ACT_NOTIFY (the listener fd must reach the
-                               parent while it waits) */
+                               needed without noNewPrivileges */
+  int notify_sock;          /* SCMP_ACT_NOTIFY: the sync socket the listener
+                               fd goes to right after the filter is loaded
+                               (brig_seccomp_hand_over); -1: keep it in
+                               notify_fd */
   int listen_fds;           /* socket activation: fds 3 .. 3+listen_fds-1
                                stay open (before the preserved ones) and
                                LISTEN_FDS/LISTEN_PID go into the env */
@@ -44,7 +47,7 @@ struct brig_process {
   int notify_fd;            /* seccomp listener fd when loaded early, else -1 */
 };
 
-/* Initialise pr for p (notify_fd = -1, nothing resolved). */
+/* Initialise pr for p (notify_fd = notify_sock = -1, nothing resolved). */
 void brig_process_init (struct brig_process *pr, const oci_process *p,
                         brig_seccomp *seccomp, int preserve_fds);
 
@@ -55,6 +58,11 @@ void brig_process_clear (struct brig_process *pr);
  * setting: "setrlimit RLIMIT_NOFILE: Operation not permitted", or
  * `executable file "X" not found in $PATH: No such file or directory`. */
 int brig_process_become (struct brig_process *pr, brig_error *err);
+
+/* Load the seccomp filter now unless it is loaded already (with
+ * notify_sock, its listener fd goes to brig before anything else). For
+ * SCMP_ACT_NOTIFY with noNewPrivileges: while brig still listens. */
+int brig_process_load_seccomp (struct brig_process *pr, brig_error *err);
 
 /* The last step: seccomp if not loaded yet, close-on-exec for every fd
  * above stdio and the preserved ones, execve. Returns only on failure. */

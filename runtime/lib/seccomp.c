@@ -113,10 +113,23 @@ static const struct {
   { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
 };
 
-/* Syscalls the init itself makes between loading the filter and execve
- * (passing the notify fd to the parent, waiting on the exec fifo): a
- * notify rule on them would wait for a listener that has no fd yet. */
-static const char *const notify_forbidden[] = { "write", "sendmsg", "sendto" };
+/* The init hands the listener fd to brig with the very first syscall after
+ * seccomp(2) (seccomp_notify.c): sendmsg with SCM_RIGHTS, or, when the
+ * profile notifies sendmsg, write(2) of the fd's number for pidfd_getfd.
+ * A notify rule on that one call would wait for an agent that has no fd
+ * yet; every later call of the init may be notified. socketcall is how
+ * some 32-bit ABIs reach sendmsg. */
+static const char *const handover_sendmsg[] = { "sendmsg", "socketcall" };
+static const char *const handover_write[] = { "write" };
+
+static bool
+name_in (const char *name, const char *const *set, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (name, set[i]) == 0)
+      return true;
+  return false;
+}
 
 /* Resolve an action name plus optional errno into an SCMP_ACT_* value. */
 static int
@@ -189,6 +202,7 @@ parse_flag (const char *name, const char *path, unsigned long *out, brig_error *
 static int
 validate (const oci_seccomp *s, uint32_t *def_act, struct brig_seccomp *sc, brig_error *err)
 {
+  bool notify_sendmsg = false, notify_write = false;
   char path[96];
   int r;
 
@@ -196,6 +210,8 @@ validate (const oci_seccomp *s, uint32_t *def_act, struct brig_seccomp *sc, brig
                     "linux.seccomp.defaultAction", "linux.seccomp.defaultErrnoRet", def_act, err);
   if (r < 0)
     return r;
+  /* As in runc: a notifying default would take both calls the init could
+   * hand the listener fd over with. */
   if (is_notify (*def_act))
     return brig_error_set (err, 0, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the "
                                    "default action (the runtime itself would be notified)");
@@ -238,12 +254,19 @@ validate (const oci_seccomp *s, uint32_t *def_act, struct brig_seccomp *sc, brig
         {
           sc->notify = true;
           for (size_t n = 0; n < sys->names_len; n++)
-            for (size_t k = 0; k < BRIG_ARRAY_SIZE (notify_forbidden); k++)
-              if (strcmp (sys->names[n], notify_forbidden[k]) == 0)
+            {
+              if (name_in (sys->names[n], handover_sendmsg, BRIG_ARRAY_SIZE (handover_sendmsg)))
+                notify_sendmsg = true;
+              else if (name_in (sys->names[n], handover_write, BRIG_ARRAY_SIZE (handover_write)))
+                notify_write = true;
+              else
+                continue;
+              if (notify_sendmsg && notify_write)
                 return brig_error_set (err, 0,
                                        "linux.seccomp.syscalls[%zu].names[%zu]: SCMP_ACT_NOTIFY "
-                                       "cannot be used for %s (the runtime needs it before exec)",
-                                       i, n, sys->names[n]);
+                                       "cannot be used for both sendmsg and write (the runtime "
+                                       "needs one of them to hand the listener fd over)", i, n);
+            }
         }
       for (size_t a = 0; a < sys->args_len; a++)
         {
@@ -258,6 +281,7 @@ validate (const oci_seccomp *s, uint32_t *def_act, struct brig_seccomp *sc, brig
         }
     }
 
+  sc->handover_write = notify_sendmsg;
   if (sc->notify && s->listener_path == NULL)
     return brig_error_set (err, 0, "linux.seccomp.listenerPath: required when SCMP_ACT_NOTIFY is used");
   if (s->listener_metadata != NULL && s->listener_path == NULL)

@@ -40,6 +40,29 @@ int brig_seccomp_prepare (const oci_seccomp *s, const char *cache_dir,
  * CAP_SYS_ADMIN (in its user namespace), or the kernel refuses (EACCES). */
 int brig_seccomp_load (brig_seccomp *sc, int *notify_fd, brig_error *err);
 
+/* In the process that loaded the filter, as its very next syscall: hand
+ * the listener fd to brig over the sync socket (sendmsg with SCM_RIGHTS,
+ * or write(2) of its number when the profile notifies sendmsg, then wait
+ * until brig took it), and close it. Every later syscall of the caller may
+ * be notified: brig passes the fd on to the agent without waiting for the
+ * caller. 0 or -errno. */
+int brig_seccomp_hand_over (const brig_seccomp *sc, int sock, int notify_fd);
+
+/* In brig: receive what brig_seccomp_hand_over sent from process pid and
+ * return the listener fd in *fd (O_CLOEXEC). */
+int brig_seccomp_receive_listener (int sock, pid_t pid, int *fd, brig_error *err);
+
+/* How long brig waits, once the agent has the listener fd, for the
+ * process to get through its remaining setup (READY, then execve), whose
+ * syscalls the agent may have to answer. An agent that holds the fd and
+ * never answers would otherwise keep brig waiting, with the container's
+ * lock held, for ever. */
+#define BRIG_SECCOMP_AGENT_TIMEOUT_MS 15000
+
+/* Wait (BRIG_SECCOMP_AGENT_TIMEOUT_MS at most) for the next message or EOF
+ * from the process on sock; the error names listenerPath. */
+int brig_seccomp_await_process (int sock, const oci_seccomp *s, brig_error *err);
+
 /* Send the notify fd and the container state JSON to listenerPath as
  * config-linux.md describes (called by the runtime, not the container).
  * The process pid is taken from the state's "pid". */

@@ -13,6 +13,8 @@ struct brig_seccomp {
   size_t bpf_len;
   unsigned long flags;    /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
   bool notify;            /* some rule uses SCMP_ACT_NOTIFY */
+  bool handover_write;    /* sendmsg is notified: hand the listener fd over
+                             by number with write(2) (seccomp_notify.c) */
 };
 
 /* The canonical text of a profile plus everything else that changes the

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -47,6 +48,34 @@ brig_sync_send (int sock, uint32_t type, int32_t code, const void *data, size_t 
       if (errno != EINTR)
         return -errno;
     }
+}
+
+int
+brig_sync_send_plain (int sock, uint32_t type, int32_t code)
+{
+  struct wire_header h = { type, code };
+  ssize_t n;
+
+  do
+    n = write (sock, &h, sizeof h);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  return (size_t) n == sizeof h ? 0 : -EIO;
+}
+
+int
+brig_sync_wait (int sock, int timeout_ms)
+{
+  struct pollfd p = { .fd = sock, .events = POLLIN };
+  int n;
+
+  do
+    n = poll (&p, 1, timeout_ms);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  return n == 0 ? -ETIMEDOUT : 0;
 }
 
 /* An error message quoting what the config gave (a 10 MB hostname or

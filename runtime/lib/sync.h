@@ -23,6 +23,10 @@ enum brig_sync_type {
   BRIG_SYNC_ERROR,        /* C->P: code: errno, data: message */
   BRIG_SYNC_NETDEV,       /* C->P: network ns in place: move linux.netDevices */
   BRIG_SYNC_NETDEV_DONE,  /* P->C: moved */
+  BRIG_SYNC_SECCOMP,      /* C->P: the seccomp listener fd, sent right after
+                             the filter was loaded: fd in SCM_RIGHTS, or no
+                             fd and code: its number (pidfd_getfd) */
+  BRIG_SYNC_SECCOMP_DONE, /* P->C: the fd named by number was taken */
 };
 
 struct brig_sync_msg {
@@ -36,6 +40,13 @@ struct brig_sync_msg {
 /* Send one message (data may be NULL; fd < 0: none). 0 or -errno. */
 int brig_sync_send (int sock, uint32_t type, int32_t code, const void *data, size_t len,
                     int fd);
+
+/* Send a message of only {type, code} with one write(2): for the moment
+ * right after a seccomp filter was loaded that notifies sendmsg. */
+int brig_sync_send_plain (int sock, uint32_t type, int32_t code);
+
+/* Wait up to timeout_ms for a message (or EOF) on sock: 0, or -ETIMEDOUT. */
+int brig_sync_wait (int sock, int timeout_ms);
 
 /* Send a SYNC_ERROR with err's message and code. */
 void brig_sync_send_error (int sock, const brig_error *err);

@@ -22,6 +22,7 @@
 
 #include "ocispec.h"
 #include "seccomp.h"
+#include "sync.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -214,6 +215,12 @@ test_validation (void)
                 "{\"names\":[\"mkdir\"],\"action\":\"SCMP_ACT_FOO\"}]}",
                 "linux.seccomp.syscalls[3].action: unknown action \"SCMP_ACT_FOO\"",
                 "unknown action names its JSON path");
+  expect_error ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/x\",\"syscalls\":["
+                "{\"names\":[\"write\"],\"action\":\"SCMP_ACT_NOTIFY\"},"
+                "{\"names\":[\"close\",\"sendmsg\"],\"action\":\"SCMP_ACT_NOTIFY\"}]}",
+                "linux.seccomp.syscalls[1].names[1]: SCMP_ACT_NOTIFY cannot be used for both sendmsg "
+                "and write (the runtime needs one of them to hand the listener fd over)",
+                "notify on both sendmsg and write");
   expect_error ("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"dup\"],"
                 "\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,\"value\":1,\"op\":\"SCMP_CMP_XX\"}]}]}",
                 "linux.seccomp.syscalls[0].args[0].op: unknown operator \"SCMP_CMP_XX\"",
@@ -395,6 +402,77 @@ test_notify (void)
   brig_seccomp_free (sc);
 }
 
+/* The runtime's handover when sendmsg itself is notified: the child names
+ * the fd with write(2), we take it with pidfd_getfd; then its notified
+ * sendmsg and mkdir reach us. Write alone notified goes over SCM_RIGHTS. */
+static void
+test_notify_handover (bool notify_sendmsg)
+{
+  brig_seccomp *sc = prepare (notify_sendmsg
+                              ? "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/x\","
+                                "\"syscalls\":[{\"names\":[\"sendmsg\",\"mkdir\",\"mkdirat\"],"
+                                "\"action\":\"SCMP_ACT_NOTIFY\"}]}"
+                              : "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/x\","
+                                "\"syscalls\":[{\"names\":[\"write\",\"close\",\"mkdir\",\"mkdirat\"],"
+                                "\"action\":\"SCMP_ACT_NOTIFY\"}]}",
+                              NULL);
+  brig_error err = { 0 };
+  int sv[2], status = 0, fd = -1, answered = 0;
+  pid_t pid;
+
+  if (sc == NULL)
+    {
+      tap_ok (false, "notify profile (sendmsg %d) accepted", notify_sendmsg);
+      return;
+    }
+  socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+  pid = fork ();
+  if (pid == 0)
+    {
+      int nfd = -1;
+      close (sv[0]);
+      prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+      if (brig_seccomp_load (sc, &nfd, &err) < 0 || nfd < 0)
+        _exit (100);
+      if (brig_seccomp_hand_over (sc, sv[1], nfd) < 0)
+        _exit (101);
+      /* Notified now, answered by the parent. */
+      brig_sync_send (sv[1], BRIG_SYNC_READY, 0, NULL, 0, -1);
+      _exit (child_mkdir ());
+    }
+  close (sv[1]);
+  tap_ok (brig_seccomp_receive_listener (sv[0], pid, &fd, &err) == 0 && fd >= 0,
+          "listener fd taken over (%s): %s", notify_sendmsg ? "pidfd_getfd" : "SCM_RIGHTS",
+          err.msg ? err.msg : "ok");
+  brig_error_clear (&err);
+  while (fd >= 0)
+    {
+      struct seccomp_notif req;
+      struct seccomp_notif_resp resp;
+      memset (&req, 0, sizeof req);
+      if (ioctl (fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+        break;
+      memset (&resp, 0, sizeof resp);
+      resp.id = req.id;
+      if (req.data.nr == SYS_mkdir || req.data.nr == SYS_mkdirat)
+        resp.error = -EMLINK;
+      else
+        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      ioctl (fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+      answered++;
+      if (resp.error)
+        break;
+    }
+  if (fd >= 0)
+    close (fd);
+  waitpid (pid, &status, 0);
+  tap_ok (exits_with (status) == EMLINK && answered >= (notify_sendmsg ? 2 : 1),
+          "after the handover the child's calls reach the agent (%d answered, exit %d)", answered,
+          exits_with (status));
+  close (sv[0]);
+  brig_seccomp_free (sc);
+}
+
 static void
 test_cache_and_default (void)
 {
@@ -477,10 +555,12 @@ main (void)
 
   if (mkdtemp (tmpdir) == NULL)
     return 1;
-  tap_plan (32);
+  tap_plan (37);
   test_validation ();
   test_actions ();
   test_notify ();
+  test_notify_handover (true);
+  test_notify_handover (false);
   test_cache_and_default ();
   test_features ();
   snprintf (cmd, sizeof cmd, "rm -rf %s", tmpdir);
