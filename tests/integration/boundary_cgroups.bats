@@ -251,7 +251,9 @@ damage_state() {
 	[ ! -e "$ROOT/c6" ]
 }
 
-@test "boundary: a bad run.brig.cgroup.shared value is refused, naming the annotation (item 6)" {
+@test "boundary: a bad run.brig.cgroup.shared value is refused, naming the annotation; features lists it (item 6)" {
+	requires brig
+	brig features | jq -e '.potentiallyUnsafeConfigAnnotations | index("run.brig.cgroup.shared")'
 	update_config '.annotations["run.brig.cgroup.shared"] = "yes"'
 	try_run c6
 	[ "$status" -ne 0 ]
