@@ -74,7 +74,9 @@ cmd_list (struct brig_globals *g, int argc, char **argv)
   for (char **id = ids; *id; id++)
     {
       brig_container *ct = NULL;
-      if (brig_container_load (&ctx, *id, BRIG_LOCK_NONE, &ct, NULL) < 0)
+      /* A damaged state.json is listed as "unknown", not hidden: only
+       * delete --force removes it. */
+      if (brig_container_load_any (&ctx, *id, BRIG_LOCK_NONE, &ct, NULL) < 0)
         continue; /* deleted meanwhile */
       if (quiet)
         printf ("%s\n", *id);

@@ -560,6 +560,12 @@ brig_cgroup_create (const struct brig_cgroup_config *cfg, brig_cgroup **out, bri
   cg->mode = host->mode;
   cg->rootless = cfg->rootless;
   r = ops->create (cg, cfg, err);
+  /* Written down before anything is made: a create killed from here on
+   * leaves a record that delete can undo. */
+  if (r == 0 && cfg->before_make)
+    r = cfg->before_make (cg, cfg->before_make_data, err);
+  if (r == 0 && ops->make)
+    r = ops->make (cg, cfg, err);
   if (r < 0)
     {
       brig_cgroup_free (cg);
@@ -599,6 +605,10 @@ brig_cgroup_load (const char *manager, const char *path, brig_cgroup **out, brig
         }
       cg->path = xstrdup (path);
       brig_cgroup_fill_dirs (cg, host);
+      /* Without a record (a container of an older brig) every directory
+       * counts as made, as it always did. */
+      for (size_t i = 0; i < cg->n_dirs; i++)
+        cg->dirs[i].made = true;
 #ifdef HAVE_SYSTEMD
       if (ops == &brig_cgroup_systemd_ops)
         {
@@ -691,6 +701,7 @@ brig_cgroup_free (brig_cgroup *cg)
       free (cg->dirs[i].path);
     }
   free (cg->dirs);
+  free (cg->foreign);
   free (cg->path);
   free (cg->unit);
   free (cg->slice);
@@ -720,15 +731,19 @@ brig_cgroup_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err)
   *n = 0;
   if (dir == NULL)
     return 0;
+  if (cg->n_foreign)
+    return brig_cgroup_own_pids (cg, pids, n, err);
   return brig_cgroup_read_pids (dir, pids, n, err);
 }
 
+/* Every process of the container in any hierarchy: one that joined only
+ * some of them (a create killed while placing its init) is signalled too. */
 static int
 signal_all (brig_cgroup *cg, int sig, brig_error *err)
 {
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
-  int r = brig_cgroup_pids (cg, &pids, &n, err);
+  int r = brig_cgroup_own_pids (cg, &pids, &n, err);
   if (r < 0)
     return r;
   for (size_t i = 0; i < n; i++)
@@ -745,6 +760,10 @@ brig_cgroup_kill_all (brig_cgroup *cg, int sig, brig_error *err)
 
   if (cg->ops == &brig_cgroup_disabled_ops)
     return brig_error_set (err, 0, "kill all: the container has no cgroup (cgroups are disabled)");
+  /* Shared with processes brig did not start: only the container's own are
+   * signalled, and nothing is frozen (that would stop the others too). */
+  if (cg->shared)
+    return signal_all (cg, sig, err);
   if (sig == SIGKILL && cg->mode == BRIG_CGROUP_V2 && cg->unified)
     {
       r = brig_cgroup_v2_kill (cg->unified, err);
@@ -836,6 +855,7 @@ disabled_update (brig_cgroup *cg, const oci_resources *res, brig_error *err)
 const struct brig_cgroup_ops brig_cgroup_disabled_ops = {
   .name = "disabled",
   .create = disabled_create,
+  .make = NULL,
   .enter = disabled_enter,
   .destroy = disabled_destroy,
   .freeze = disabled_freeze,

@@ -33,7 +33,35 @@ struct brig_cgroup_config {
   /* Optional: force a manager ("cgroupfs", "systemd", "disabled"); NULL
    * chooses from systemd above and the host. */
   const char *manager;
+  /* run.brig.cgroup.shared=true: an existing cgroup with processes may be
+   * used; they are never signalled, frozen or removed by brig. */
+  bool shared;
+  /* Called once the cgroup is planned and before anything is made, with
+   * brig_cgroup_record() to write down (may be NULL). */
+  int (*before_make) (const brig_cgroup *cg, void *data, brig_error *err);
+  void *before_make_data;
 };
+
+/* The annotation that lets a container share an existing cgroup. */
+#define BRIG_CGROUP_SHARED_ANNOTATION "run.brig.cgroup.shared"
+
+/* The ownership record of cg, as text (malloc'd): manager, path, the
+ * directories create makes, whether it is shared and the processes found
+ * there. Written before create makes anything, so that delete can undo a
+ * create killed at any moment and never removes what brig did not make. */
+char *brig_cgroup_record (const brig_cgroup *cg);
+
+/* Rebuild a handle from brig_cgroup_record() text (lines it does not know
+ * are skipped). The manager and path are checked as brig_cgroup_load does;
+ * only directories both recorded and derived from the path count as made. */
+int brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err);
+
+/* True when the handle shares its cgroup with processes brig did not start. */
+bool brig_cgroup_is_shared (const brig_cgroup *cg);
+
+/* True when a process of the container (not a foreign one) is in any
+ * hierarchy of the cgroup. */
+bool brig_cgroup_busy (brig_cgroup *cg);
 
 /* Create the cgroup (all hierarchies) and apply resources. On failure
  * nothing is left behind. */
@@ -61,17 +89,21 @@ int brig_cgroup_freeze_file_frozen (const char *file);
 int brig_cgroup_load (const char *manager, const char *path, brig_cgroup **out,
                       brig_error *err);
 
-/* Remove the cgroup: thaw, kill leftovers when kill is true, retry EBUSY. */
+/* Remove the cgroup: thaw, kill leftovers when kill is true (in every
+ * hierarchy, never a foreign process) and wait for them, then remove the
+ * directories create made (a handle from brig_cgroup_load: all of them),
+ * retrying EBUSY. */
 int brig_cgroup_destroy (brig_cgroup *cg, bool kill, brig_error *err);
 
 /* Free the handle (does not touch the cgroup). */
 void brig_cgroup_free (brig_cgroup *cg);
 
-/* Every pid in the cgroup (host pids), malloc'd array. */
+/* Every pid in the cgroup (host pids) but the foreign ones, malloc'd array. */
 int brig_cgroup_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err);
 
-/* Signal every process in the cgroup (cgroup.kill on v2 for SIGKILL,
- * freeze-signal-thaw otherwise). */
+/* Signal every process in the cgroup, in every hierarchy (cgroup.kill on
+ * v2 for SIGKILL, freeze-signal-thaw otherwise); a shared cgroup is neither
+ * frozen nor cgroup.kill'ed, and its foreign processes are skipped. */
 int brig_cgroup_kill_all (brig_cgroup *cg, int sig, brig_error *err);
 
 /* Freeze (true) or thaw (false), waiting until the state is reached. */

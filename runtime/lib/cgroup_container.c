@@ -16,10 +16,10 @@ struct brig_events {
 static int
 load_cgroup (brig_container *c, brig_cgroup **cg, brig_error *err)
 {
-  *cg = NULL;
-  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
+  int r = brig_container_cgroup (c, cg, err);
+  if (r == 0 && *cg == NULL)
     return brig_error_set (err, 0, "container \"%s\" has no cgroup", c->id);
-  return brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+  return r;
 }
 
 static int
@@ -39,6 +39,16 @@ set_frozen (const struct brig_context *ctx, const char *id, bool freeze, brig_er
   r = load_cgroup (c, &cg, err);
   if (r < 0)
     return r;
+  /* Freezing a shared cgroup would stop processes that are not the
+   * container's (and resume would thaw what someone else froze). */
+  if (brig_cgroup_is_shared (cg))
+    {
+      brig_cgroup_free (cg);
+      return brig_error_set (err, 0, "%s container \"%s\": its cgroup is shared "
+                             "(annotation " BRIG_CGROUP_SHARED_ANNOTATION "): freezing it "
+                             "would stop processes that are not the container's",
+                             freeze ? "pause" : "resume", id);
+    }
   r = brig_cgroup_freeze (cg, freeze, err);
   brig_cgroup_free (cg);
   if (r < 0)

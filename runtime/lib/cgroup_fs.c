@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cgroup_internal.h"
 #include "log.h"
@@ -189,7 +190,35 @@ fs_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *er
   int r = fs_resolve (cg, cfg, err);
   if (r < 0)
     return r;
+  if (cfg->resources)
+    {
+      /* a bad value is refused before anything is recorded or made */
+      r = brig_cgroup_resources_validate (cg, cfg->resources, err);
+      if (r < 0)
+        return r;
+    }
+  return brig_cgroup_plan (cg, cfg, err);
+}
+
+static int
+fs_make (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err)
+{
   return brig_cgroup_fs_setup (cg, cfg->resources, err);
+}
+
+/* Wait (bounded) until no process of the container is left in the
+ * cgroup: a killed process leaves it only once it has exited. */
+static void
+wait_gone (brig_cgroup *cg)
+{
+  long delay = 1, waited = 0;
+  while (brig_cgroup_busy (cg) && waited < 2000)
+    {
+      struct timespec ts = { 0, delay * 1000000L };
+      nanosleep (&ts, NULL);
+      waited += delay;
+      delay = delay < 32 ? delay * 2 : 32;
+    }
 }
 
 int
@@ -233,15 +262,23 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
 {
   int ret = 0;
 
-  /* A frozen task cannot exit, and SIGKILL waits for the thaw. */
-  if (brig_cgroup_fs_is_frozen (cg) == 1)
+  /* A frozen task cannot exit, and SIGKILL waits for the thaw. A shared
+   * cgroup is frozen only by its other users (pause refuses it): theirs. */
+  if (!cg->shared && brig_cgroup_fs_is_frozen (cg) == 1)
     brig_cgroup_fs_freeze (cg, false, NULL);
   if (kill)
-    brig_cgroup_kill_all (cg, SIGKILL, NULL);
+    {
+      brig_cgroup_kill_all (cg, SIGKILL, NULL);
+      wait_gone (cg);
+    }
   for (size_t i = 0; i < cg->n_dirs; i++)
     {
       brig_error tmp = { 0 };
-      int r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
+      int r;
+      /* never a directory brig found rather than made */
+      if (!cg->dirs[i].made)
+        continue;
+      r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
       if (r == -EBUSY && kill)
         {
           /* something forked while we were killing: once more */
@@ -271,6 +308,7 @@ fs_update (brig_cgroup *cg, const oci_resources *res, brig_error *err)
 const struct brig_cgroup_ops brig_cgroup_fs_ops = {
   .name = "cgroupfs",
   .create = fs_create,
+  .make = fs_make,
   .enter = brig_cgroup_fs_enter,
   .destroy = brig_cgroup_fs_destroy,
   .freeze = brig_cgroup_fs_freeze,

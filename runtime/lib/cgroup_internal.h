@@ -30,11 +30,21 @@ struct brig_cgroup_dir {
   char *controllers;  /* v1 controllers of the hierarchy; NULL for cgroup2 */
   char *mountpoint;   /* the hierarchy's mountpoint */
   char *path;         /* full path: mountpoint + cgroup path */
+  bool made;          /* create made it (delete removes only those) */
+};
+
+/* A process found in a shared cgroup at create: never signalled. */
+struct brig_cgroup_proc {
+  pid_t pid;
+  unsigned long long start_time;  /* /proc/PID/stat field 22 */
 };
 
 struct brig_cgroup_ops {
   const char *name;
+  /* Resolve the path and decide which directories to make (nothing is
+   * made yet, so that the caller can record them first); make makes them. */
   int (*create) (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err);
+  int (*make) (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err);
   int (*enter) (brig_cgroup *cg, pid_t pid, brig_error *err);
   int (*destroy) (brig_cgroup *cg, bool kill, brig_error *err);
   int (*freeze) (brig_cgroup *cg, bool freeze, brig_error *err);
@@ -51,6 +61,9 @@ struct brig_cgroup {
   size_t n_dirs;
   const char *unified;           /* path of the cgroup2 dir (in dirs) or NULL */
   bool rootless;
+  bool shared;                   /* run.brig.cgroup.shared: others' processes live here */
+  struct brig_cgroup_proc *foreign; /* the processes found there at create */
+  size_t n_foreign;
   int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
   /* systemd manager state (cgroup_systemd.c). */
   char *unit;                    /* "brig-ID.scope" */
@@ -116,6 +129,18 @@ int brig_cgroup_read_pids (const char *dir, pid_t **pids, size_t *n, brig_error 
 /* rmdir dir and its descendants, depth first; retries EBUSY for a bounded
  * time, calling again(cg) between tries when given. 0, or -errno. */
 int brig_cgroup_rmdir_tree (const char *dir, brig_error *err);
+
+/* ---- ownership (cgroup_owner.c) ---- */
+
+/* Fill cg->dirs for cg->path and decide, per hierarchy, whether create makes
+ * the directory (made) or finds it: a found one must not be frozen, and
+ * must hold no process unless cfg->shared (whose processes are then noted
+ * as foreign). */
+int brig_cgroup_plan (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err);
+
+/* Every live process of the cgroup in any of its hierarchies, without the
+ * foreign ones; sorted, malloc'd. */
+int brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err);
 
 /* ---- the cgroupfs manager (cgroup_fs.c); the systemd one builds on it ---- */
 

@@ -301,6 +301,9 @@ sd_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *er
     }
   cg->annotations = cfg->annotations;
   brig_cgroup_fill_dirs (cg, brig_cgroup_host_get ());
+  /* The unit, named after the container, is brig's: so is its cgroup. */
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    cg->dirs[i].made = true;
   return 0;
 }
 

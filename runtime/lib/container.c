@@ -209,10 +209,7 @@ brig_signal_parse (const char *s, int *sig)
 static int
 load_cgroup (brig_container *c, brig_cgroup **cg, brig_error *err)
 {
-  *cg = NULL;
-  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
-    return 0;
-  return brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+  return brig_container_cgroup (c, cg, err);
 }
 
 int
@@ -271,7 +268,7 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
   oci_config *cfg = NULL;
   int r;
 
-  r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
+  r = brig_container_load_any (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
   if (r == -ENOENT && force)
     {
       /* As runc: forcing the removal of nothing is not an error. */
@@ -280,6 +277,10 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
     }
   if (r < 0)
     return r;
+  if (c->status == BRIG_STATUS_UNKNOWN && !force)
+    return brig_error_set (err, 0, "container \"%s\": %s/%s/state.json is damaged (%s); "
+                           "delete --force removes the container", id, ctx->state_root, id,
+                           c->damaged);
   if ((c->status == BRIG_STATUS_RUNNING || c->status == BRIG_STATUS_PAUSED) && !force)
     return brig_error_set (err, 0, "cannot delete container %s that is not stopped: %s", id,
                            brig_status_name (c->status));
@@ -294,7 +295,7 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
   if (c->status != BRIG_STATUS_STOPPED)
     {
       /* A paused container's processes only die once thawed. */
-      if (c->status == BRIG_STATUS_PAUSED && cg)
+      if (c->status == BRIG_STATUS_PAUSED && cg && !brig_cgroup_is_shared (cg))
         brig_cgroup_freeze (cg, false, NULL);
       brig_container_signal (c, SIGKILL, NULL);
       if (!wait_exit (c, 10000))
@@ -304,11 +305,11 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
     {
       brig_error e = { 0 };
       /* An empty cgroup (the usual case once the init is gone: the kernel
-       * kills the rest of its pid namespace) needs no freeze-kill-thaw. */
-      pid_t *pids = NULL;
-      size_t npids = 0;
-      bool empty = brig_cgroup_pids (cg, &pids, &npids, NULL) == 0 && npids == 0;
-      free (pids);
+       * kills the rest of its pid namespace) needs no freeze-kill-thaw.
+       * Without a pid namespace of its own the container's other processes
+       * outlive the init: every one, in any hierarchy, is killed and waited
+       * for. */
+      bool empty = !brig_cgroup_busy (cg);
       r = brig_cgroup_destroy (cg, !empty, &e);
       if (r < 0 && empty)
         {

@@ -654,6 +654,10 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
       return -EPIPE;
     }
   c->st.pid = c->pid;
+  /* Next to the cgroup record, for a delete that finds state.json damaged. */
+  r = brig_state_record_add_init (c->dirfd, c->pid, c->st.pid_start_time, err);
+  if (r < 0)
+    return r;
   r = brig_state_stage (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
@@ -758,6 +762,33 @@ create_ctx_free (struct create_ctx *c)
   free (c->rootfs);
 }
 
+/* The cgroup's ownership record, before the first directory is made (see
+ * state.h): a create killed at any moment leaves what delete needs. */
+static int
+record_cgroup (const brig_cgroup *cg, void *data, brig_error *err)
+{
+  struct create_ctx *c = data;
+  _cleanup_free_ char *text = brig_cgroup_record (cg);
+  return brig_state_record_write (c->dirfd, text, err);
+}
+
+/* run.brig.cgroup.shared: "true" or "false", anything else is refused. */
+static int
+cgroup_shared (const oci_config *cfg, bool *shared, brig_error *err)
+{
+  const oci_map *a = cfg->annotations;
+  *shared = false;
+  for (size_t i = 0; a && i < a->len; i++)
+    if (strcmp (a->keys[i], BRIG_CGROUP_SHARED_ANNOTATION) == 0)
+      {
+        if (strcmp (a->values[i], "true") != 0 && strcmp (a->values[i], "false") != 0)
+          return brig_error_set (err, 0, "annotations." BRIG_CGROUP_SHARED_ANNOTATION
+                                 ": \"%s\" is not true or false", a->values[i]);
+        *shared = strcmp (a->values[i], "true") == 0;
+      }
+  return 0;
+}
+
 /* Create up to READY; on success c holds the running init. */
 static int
 create_common (struct create_ctx *c, brig_error *err)
@@ -765,6 +796,7 @@ create_common (struct create_ctx *c, brig_error *err)
   _cleanup_close_ int exec_fd = -1, child_console = -1;
   struct brig_cgroup_config cgc;
   const oci_process *p;
+  bool shared;
   int r;
 
   ensure_stdio ();
@@ -778,6 +810,9 @@ create_common (struct create_ctx *c, brig_error *err)
   if (r < 0)
     return r;
   p = c->cfg->process;
+  r = cgroup_shared (c->cfg, &shared, err);
+  if (r < 0)
+    return r;
 
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
@@ -789,6 +824,9 @@ create_common (struct create_ctx *c, brig_error *err)
     .systemd = c->ctx->systemd_cgroup,
     .rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0),
     .annotations = c->cfg->annotations,
+    .shared = shared,
+    .before_make = record_cgroup,
+    .before_make_data = c,
   };
   r = brig_cgroup_create (&cgc, &c->cg, err);
   if (r < 0)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "features.h"
 #include "seccomp.h"
 #include "mounts.h"
@@ -61,7 +62,14 @@ brig_features_build (oci_features **out, brig_error *err)
   snprintf (lsver, sizeof lsver, "%u.%u.%u", sv->major, sv->minor, sv->micro);
   oci_map_set (&f->annotations, "io.github.seccomp.libseccomp.version", lsver);
   oci_map_set (&f->annotations, "org.brig.version", PACKAGE_VERSION);
-  f->potentially_unsafe_config_annotations = xmalloc0 (sizeof (char *));
+  {
+    /* brig's own config annotations that loosen a boundary (spec: listed
+     * here so engines can keep them from untrusted users) */
+    static const char *const unsafe[] = { BRIG_CGROUP_SHARED_ANNOTATION };
+    f->potentially_unsafe_config_annotations
+      = strv_new (unsafe, BRIG_ARRAY_SIZE (unsafe),
+                  &f->potentially_unsafe_config_annotations_len);
+  }
 
   l->namespaces = strv_new (namespaces, BRIG_ARRAY_SIZE (namespaces), &l->namespaces_len);
   l->capabilities = brig_caps_known (&l->capabilities_len);

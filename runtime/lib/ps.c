@@ -27,12 +27,13 @@ brig_container_pids (const struct brig_context *ctx, const char *id, pid_t **pid
   r = brig_container_load (ctx, id, BRIG_LOCK_SHARED, &c, err);
   if (r < 0)
     return r;
-  /* No cgroup recorded (a create that died early): no processes. */
-  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
-    return 0;
-  r = brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, &cg, err);
+  /* The record knows the processes of a shared cgroup that are not ours. */
+  r = brig_container_cgroup (c, &cg, err);
   if (r < 0)
     return r;
+  /* No cgroup recorded (a create that died early): no processes. */
+  if (cg == NULL)
+    return 0;
   r = brig_cgroup_pids (cg, pids, n, err);
   brig_cgroup_free (cg);
   if (r == -ENOENT)

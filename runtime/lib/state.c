@@ -28,7 +28,7 @@ not_exist (brig_error *err, const char *id)
 static const char *const status_names[] = {
   [BRIG_STATUS_CREATING] = "creating", [BRIG_STATUS_CREATED] = "created",
   [BRIG_STATUS_RUNNING] = "running",   [BRIG_STATUS_PAUSED] = "paused",
-  [BRIG_STATUS_STOPPED] = "stopped",
+  [BRIG_STATUS_STOPPED] = "stopped", [BRIG_STATUS_UNKNOWN] = "unknown",
 };
 
 const char *
@@ -241,10 +241,17 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   if (r < 0)
     return r;
   s = oci_parse_data (&oci_brig_state_type, buf, len, "state.json", &perr);
+  /* What every later command relies on; anything else is damage. */
+  if (s && (s->id == NULL || s->bundle == NULL || s->created == NULL))
+    {
+      perr.msg = xstrdup ("state.json: id, bundle or created is missing");
+      oci_free (&oci_brig_state_type, s);
+      s = NULL;
+    }
   if (s == NULL)
     {
-      r = brig_error_set (err, EINVAL, "container \"%s\": %s", id,
-                          perr.msg ? perr.msg : "invalid state.json");
+      r = brig_error_set (err, 0, "container \"%s\": %s", id,
+                          perr.msg ? perr.msg : "state.json: invalid");
       free (perr.msg);
       return r;
     }
@@ -376,9 +383,51 @@ brig_container_refresh (brig_container *c)
     c->status = BRIG_STATUS_RUNNING;
 }
 
-int
-brig_container_load (const struct brig_context *ctx, const char *id, enum brig_lock lock,
-                     brig_container **out, brig_error *err)
+/* The init recorded in ROOT/ID/made ("init PID START"), or 0. */
+static pid_t
+record_init (int dirfd, unsigned long long *start_time)
+{
+  _cleanup_free_ char *text = NULL;
+  const char *p;
+  int pid = 0;
+
+  if (brig_read_file_at (dirfd, BRIG_STATE_RECORD, &text, NULL, NULL) < 0)
+    return 0;
+  for (p = text; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL)
+    if (strncmp (p, "init ", 5) == 0 && sscanf (p + 5, "%d %llu", &pid, start_time) == 2)
+      break;
+    else
+      pid = 0;
+  return pid > 0 ? (pid_t) pid : 0;
+}
+
+/* state.json cannot be read: a container of status unknown, whose init is
+ * the recorded one if it still runs (its start time must match). */
+static void
+load_damaged (brig_container *c, brig_error *err)
+{
+  unsigned long long start = 0;
+  pid_t pid = record_init (c->dirfd, &start);
+
+  c->damaged = xstrdup (err->msg ? err->msg : "state.json: invalid");
+  brig_error_clear (err);
+  brig_state_file_clear (&c->st);
+  c->st.id = xstrdup (c->id);
+  c->st.bundle = xstrdup ("");
+  if (pid > 0 && start > 0)
+    {
+      c->st.pid = pid;
+      c->st.pid_start_time = start;
+      brig_container_refresh (c);
+      if (c->pidfd < 0)
+        c->st.pid = 0;
+    }
+  c->status = BRIG_STATUS_UNKNOWN;
+}
+
+static int
+load_common (const struct brig_context *ctx, const char *id, enum brig_lock lock, bool any,
+             brig_container **out, brig_error *err)
 {
   _cleanup_close_ int rootfd = -1;
   _cleanup_container_ brig_container *c = NULL;
@@ -409,7 +458,17 @@ brig_container_load (const struct brig_context *ctx, const char *id, enum brig_l
   if (lock != BRIG_LOCK_NONE && dir_unlinked (c->dirfd))
     return not_exist (err, id);
 
-  r = state_read (c->dirfd, id, &c->st, err);
+  {
+    /* a local error: callers of load_any may pass none, and still get the
+     * reason in c->damaged */
+    brig_error e = { 0 };
+    r = state_read (c->dirfd, id, &c->st, &e);
+    if (r < 0 && !(r == -EINVAL && any))
+      brig_error_set_raw (err, e.code, e.msg);
+    if (r == -EINVAL && any)
+      load_damaged (c, &e);
+    brig_error_clear (&e);
+  }
   if (r == -ENOENT)
     {
       brig_error_clear (err);
@@ -431,6 +490,20 @@ brig_container_load (const struct brig_context *ctx, const char *id, enum brig_l
       *out = brig_steal_ptr (c);
       return 0;
     }
+  if (r == -EINVAL && any)
+    {
+      *out = brig_steal_ptr (c);
+      return 0;
+    }
+  if (r == -EINVAL)
+    {
+      /* name the file and the way out */
+      _cleanup_free_ char *why = xstrdup (err && err->msg ? err->msg : "invalid");
+      brig_error_clear (err);
+      return brig_error_set (err, 0, "container \"%s\": %s/%s/state.json is damaged "
+                             "(%s); delete --force removes the container", id,
+                             ctx->state_root, id, why);
+    }
   if (r < 0)
     return r;
   brig_container_refresh (c);
@@ -448,6 +521,65 @@ brig_container_load (const struct brig_context *ctx, const char *id, enum brig_l
   return 0;
 }
 
+int
+brig_container_load (const struct brig_context *ctx, const char *id, enum brig_lock lock,
+                     brig_container **out, brig_error *err)
+{
+  return load_common (ctx, id, lock, false, out, err);
+}
+
+int
+brig_container_load_any (const struct brig_context *ctx, const char *id, enum brig_lock lock,
+                         brig_container **out, brig_error *err)
+{
+  return load_common (ctx, id, lock, true, out, err);
+}
+
+int
+brig_container_cgroup (const brig_container *c, brig_cgroup **cg, brig_error *err)
+{
+  _cleanup_free_ char *text = NULL;
+  int r;
+
+  *cg = NULL;
+  r = brig_read_file_at (c->dirfd, BRIG_STATE_RECORD, &text, NULL, NULL);
+  if (r == 0)
+    return brig_cgroup_load_record (text, cg, err);
+  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
+    return 0;
+  return brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+}
+
+int
+brig_state_record_write (int dirfd, const char *text, brig_error *err)
+{
+  _cleanup_close_ int fd = openat (dirfd, BRIG_STATE_RECORD,
+                                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int r;
+  if (fd < 0)
+    return brig_error_errno (err, "create %s", BRIG_STATE_RECORD);
+  r = brig_write_all (fd, text, strlen (text));
+  if (r < 0)
+    return brig_error_set (err, -r, "write %s", BRIG_STATE_RECORD);
+  return 0;
+}
+
+int
+brig_state_record_add_init (int dirfd, pid_t pid, unsigned long long start_time,
+                            brig_error *err)
+{
+  char line[64];
+  int n = snprintf (line, sizeof line, "init %d %llu\n", (int) pid, start_time);
+  _cleanup_close_ int fd = openat (dirfd, BRIG_STATE_RECORD, O_WRONLY | O_APPEND | O_CLOEXEC);
+  int r;
+  if (fd < 0)
+    return brig_error_errno (err, "open %s", BRIG_STATE_RECORD);
+  r = brig_write_all (fd, line, (size_t) n);
+  if (r < 0)
+    return brig_error_set (err, -r, "write %s", BRIG_STATE_RECORD);
+  return 0;
+}
+
 void
 brig_container_free (brig_container *c)
 {
@@ -458,6 +590,7 @@ brig_container_free (brig_container *c)
   if (c->pidfd >= 0)
     close (c->pidfd);
   brig_state_file_clear (&c->st);
+  free (c->damaged);
   free (c->id);
   free (c);
 }

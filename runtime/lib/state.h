@@ -4,6 +4,12 @@
  *   ROOT/ID/state.json  what brig recorded at create (write + rename)
  *   ROOT/ID/config.json the bundle's config.json as parsed at create (exec
  *                       takes its defaults from it, delete its poststop hooks)
+ *   ROOT/ID/made        the ownership record, written before create makes
+ *                       anything: the cgroup manager, path and directories
+ *                       create makes (brig_cgroup_record), then the init's
+ *                       pid and start time ("init PID START") once it
+ *                       exists; delete --force undoes a half-made or
+ *                       damaged container from it
  *   ROOT/ID/exec.sock   present while the init waits for `start`: a
  *                       listening AF_UNIX socket of the init; start connects,
  *                       the init answers with an error (startContainer hook
@@ -19,6 +25,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "context.h"
 #include "error.h"
 #include "ocispec.h"
@@ -32,6 +39,7 @@ enum brig_status {
   BRIG_STATUS_RUNNING,
   BRIG_STATUS_PAUSED,
   BRIG_STATUS_STOPPED,
+  BRIG_STATUS_UNKNOWN,     /* state.json is damaged (brig_container_load_any) */
 };
 
 enum brig_lock { BRIG_LOCK_NONE, BRIG_LOCK_SHARED, BRIG_LOCK_EXCLUSIVE };
@@ -63,6 +71,7 @@ typedef struct brig_container {
   struct brig_state_file st;/* zeroed while status is creating */
   enum brig_status status;  /* from live facts, see brig_container_refresh */
   int pidfd;                /* pidfd of the live init, else -1 */
+  char *damaged;            /* status unknown: why state.json could not be read */
 } brig_container;
 
 /* Check a container id: non-empty, [A-Za-z0-9_+.-], not "." or "..". */
@@ -77,6 +86,18 @@ int brig_state_root_open (const struct brig_context *ctx, bool create, int *fd,
  * A missing container fails with -ENOENT and `container "ID" does not exist`. */
 int brig_container_load (const struct brig_context *ctx, const char *id,
                          enum brig_lock lock, brig_container **out, brig_error *err);
+
+/* The same, but a damaged state.json (empty, truncated, garbage, wrong
+ * types) gives a container of status unknown whose init (from the record,
+ * only if its start time matches) and cgroup can still be found: for list
+ * and delete --force. */
+int brig_container_load_any (const struct brig_context *ctx, const char *id,
+                             enum brig_lock lock, brig_container **out, brig_error *err);
+
+/* The container's cgroup: from the ownership record (which knows what
+ * create made and whom it shares the cgroup with), else from state.json's
+ * manager and path; *cg is NULL when neither names one. */
+int brig_container_cgroup (const brig_container *c, struct brig_cgroup **cg, brig_error *err);
 
 /* Recompute c->status (and c->pidfd) from the live facts. */
 void brig_container_refresh (brig_container *c);
@@ -126,6 +147,14 @@ int brig_state_write (int dirfd, const struct brig_state_file *st, brig_error *e
 #define BRIG_STATE_NEXT "state.json.next"
 int brig_state_stage (int dirfd, const struct brig_state_file *st, brig_error *err);
 int brig_state_commit (int dirfd, brig_error *err);
+
+/* The ownership record (ROOT/ID/made, see above). */
+#define BRIG_STATE_RECORD "made"
+/* Write text as the record (one write, before anything it names exists). */
+int brig_state_record_write (int dirfd, const char *text, brig_error *err);
+/* Append the init's pid and start time to the record. */
+int brig_state_record_add_init (int dirfd, pid_t pid, unsigned long long start_time,
+                                brig_error *err);
 
 /* Remove ROOT/ID and everything in it (dirfd is that directory). */
 int brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd,

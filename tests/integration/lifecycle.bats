@@ -337,6 +337,8 @@ expect_no_such_container() {
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached ctr
 	[ "$(brig state ctr | jq -r .status)" = running ]
+	# a cgroup of its own: brig refuses one that holds ctr's processes
+	set_cgroup_path ctr2
 	run_detached ctr2 --pid-file "$BUNDLE/ctr2.pid"
 	[ "$(brig state ctr2 | jq -r .status)" = running ]
 	[ "$(cat "$BUNDLE/ctr2.pid")" = "$(brig state ctr2 | jq -r .pid)" ]
@@ -363,6 +365,7 @@ expect_no_such_container() {
 
 	mkdir -p "$BUNDLE/sub"
 	cd "$BUNDLE/sub"
+	set_cgroup_path ctr2 "$BUNDLE"
 	create_container ctr2 --bundle "$BUNDLE" --pid-file rel.pid
 	[ -f "$BUNDLE/sub/rel.pid" ]
 	[ "$(cat "$BUNDLE/sub/rel.pid")" = "$(brig state ctr2 | jq -r .pid)" ]

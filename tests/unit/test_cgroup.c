@@ -282,14 +282,54 @@ test_devices (void)
   }
 }
 
+/* The ownership record: a made line counts only for the path's own
+ * directories; shared and foreign lines come back; a bad path is refused. */
+static void
+test_record (void)
+{
+  brig_error err = { 0 };
+  brig_cgroup *cg = NULL, *cg2 = NULL;
+  char *text, *again = NULL;
+  bool any_made = false;
+
+  tap_ok (brig_cgroup_load_record ("manager cgroupfs\npath /brig-unit/x\nshared\n"
+                                   "made /etc\nforeign 123 456\ninit 9 9\n", &cg, &err) == 0,
+          "record: loads");
+  tap_ok (cg && brig_cgroup_is_shared (cg), "record: shared");
+  tap_ok (cg && cg->n_foreign == 1 && cg->foreign[0].pid == 123
+          && cg->foreign[0].start_time == 456, "record: foreign pid and start time");
+  for (size_t i = 0; cg && i < cg->n_dirs; i++)
+    any_made |= cg->dirs[i].made;
+  tap_ok (cg && !any_made, "record: a made line outside the path is ignored");
+  if (cg && cg->n_dirs > 0)
+    {
+      text = xasprintf ("manager cgroupfs\npath /brig-unit/x\nmade %s\n", cg->dirs[0].path);
+      brig_cgroup_load_record (text, &cg2, &err);
+      again = cg2 ? brig_cgroup_record (cg2) : NULL;
+      free (text);
+    }
+  tap_ok (cg == NULL || cg->n_dirs == 0
+          || (cg2 && cg2->dirs[0].made && again && strstr (again, cg->dirs[0].path)),
+          "record: a made line of the path counts and round-trips");
+  free (again);
+  brig_cgroup_free (cg);
+  brig_cgroup_free (cg2);
+  cg = NULL;
+  tap_ok (brig_cgroup_load_record ("manager cgroupfs\npath /a/../b\n", &cg, &err) < 0,
+          "record: a path with .. is refused");
+  tap_ok (brig_cgroup_load_record ("path /a\n", &cg, &err) < 0, "record: no manager is refused");
+  brig_error_clear (&err);
+}
+
 int
 main (void)
 {
-  tap_plan (65);
+  tap_plan (72);
   test_mountinfo ();
   test_paths ();
   test_systemd_names ();
   test_conversions ();
   test_devices ();
+  test_record ();
   return tap_done ();
 }
