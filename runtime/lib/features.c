@@ -9,6 +9,7 @@
 #include "features.h"
 #include "seccomp.h"
 #include "mounts.h"
+#include "sandbox/egress.h"
 #include "utils.h"
 
 static char **
@@ -61,6 +62,10 @@ brig_features_build (oci_features **out, brig_error *err)
   snprintf (lsver, sizeof lsver, "%u.%u.%u", sv->major, sv->minor, sv->micro);
   oci_map_set (&f->annotations, "io.github.seccomp.libseccomp.version", lsver);
   oci_map_set (&f->annotations, "org.brig.version", PACKAGE_VERSION);
+  /* the sandbox layer's config annotations (docs/sandbox.md) */
+  oci_map_set (&f->annotations, BRIG_EGRESS_KEY, "none|public|allowlist");
+  oci_map_set (&f->annotations, BRIG_EGRESS_ALLOW_KEY, "CIDR[:port],hostname[:port],...");
+  oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
   f->potentially_unsafe_config_annotations = xmalloc0 (sizeof (char *));
 
   l->namespaces = strv_new (namespaces, BRIG_ARRAY_SIZE (namespaces), &l->namespaces_len);
