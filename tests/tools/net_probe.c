@@ -8,9 +8,11 @@
  *   net_probe sendto ADDR PORT    unconnected sendto(): "sendto: ok|ERRNO MS"
  *   net_probe ping ADDR           ICMP echo over a ping socket, waits 2 s for
  *                                 the reply: "ping: ok|ERRNO MS"
- *   net_probe detach              try to detach or override the cgroup BPF
- *                                 programs on /sys/fs/cgroup as the container
- *                                 sees it: "detach: ok|ERRNO" per attach type
+ *   net_probe detach DIR          try to detach the cgroup BPF programs of
+ *                                 the cgroup directory DIR (as the container
+ *                                 sees it), without and with an fd of the
+ *                                 program: "detach TYPE: ok|ERRNO", "getfd
+ *                                 TYPE: ...", "detach-fd TYPE: ..." per type
  *   net_probe serve PORT          accept TCP on [::]:PORT (v4 too) forever
  *
  * Exit status 0 unless the arguments are wrong. */
@@ -157,14 +159,19 @@ do_ping (const char *addr)
 }
 
 static void
-do_detach (void)
+do_detach (const char *dir)
 {
   static const struct { const char *name; int type; } t[] = {
     { "connect4", BPF_CGROUP_INET4_CONNECT }, { "connect6", BPF_CGROUP_INET6_CONNECT },
     { "sendmsg4", BPF_CGROUP_UDP4_SENDMSG }, { "sendmsg6", BPF_CGROUP_UDP6_SENDMSG },
     { "egress", BPF_CGROUP_INET_EGRESS },
   };
-  int cg = open ("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY);
+  int cg = open (dir, O_RDONLY | O_DIRECTORY);
+  if (cg < 0)
+    {
+      printf ("detach: open %s: %s\n", dir, ename (errno));
+      return;
+    }
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     {
       union bpf_attr a;
@@ -174,6 +181,33 @@ do_detach (void)
       a.attach_type = (uint32_t) t[i].type;
       r = syscall (__NR_bpf, BPF_PROG_DETACH, &a, sizeof a);
       printf ("detach %s: %s\n", t[i].name, r < 0 ? ename (errno) : "ok");
+      /* the way with the program's fd: its id from a query, then an fd */
+      {
+        uint32_t ids[8];
+        memset (&a, 0, sizeof a);
+        a.query.target_fd = (uint32_t) cg;
+        a.query.attach_type = (uint32_t) t[i].type;
+        a.query.prog_ids = (uint64_t) (uintptr_t) ids;
+        a.query.prog_cnt = 8;
+        r = syscall (__NR_bpf, BPF_PROG_QUERY, &a, sizeof a);
+        if (r < 0 || a.query.prog_cnt == 0)
+          {
+            printf ("query %s: %s\n", t[i].name, r < 0 ? ename (errno) : "none");
+            continue;
+          }
+        memset (&a, 0, sizeof a);
+        a.prog_id = ids[0];
+        r = syscall (__NR_bpf, BPF_PROG_GET_FD_BY_ID, &a, sizeof a);
+        printf ("getfd %s: %s\n", t[i].name, r < 0 ? ename (errno) : "ok");
+        if (r < 0)
+          continue;
+        memset (&a, 0, sizeof a);
+        a.target_fd = (uint32_t) cg;
+        a.attach_bpf_fd = (uint32_t) r;
+        a.attach_type = (uint32_t) t[i].type;
+        r = syscall (__NR_bpf, BPF_PROG_DETACH, &a, sizeof a);
+        printf ("detach-fd %s: %s\n", t[i].name, r < 0 ? ename (errno) : "ok");
+      }
     }
 }
 
@@ -210,13 +244,13 @@ main (int argc, char **argv)
     do_udp (argv[2], atoi (argv[3]), false);
   else if (argc == 3 && strcmp (argv[1], "ping") == 0)
     do_ping (argv[2]);
-  else if (argc == 2 && strcmp (argv[1], "detach") == 0)
-    do_detach ();
+  else if (argc == 3 && strcmp (argv[1], "detach") == 0)
+    do_detach (argv[2]);
   else if (argc == 3 && strcmp (argv[1], "serve") == 0)
     do_serve (atoi (argv[2]));
   else
     {
-      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach | serve PORT\n");
+      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | serve PORT\n");
       return 2;
     }
   return 0;

@@ -20,8 +20,15 @@
  * is dropped) and adds one to a hash map keyed by destination, port,
  * protocol and family, which `brig events --stats` reads back through the
  * attached program's map ids: nothing is pinned, the programs and maps live
- * exactly as long as the cgroup. Attached without BPF_F_ALLOW_OVERRIDE or
- * BPF_F_ALLOW_MULTI, so no cgroup below may attach its own. */
+ * exactly as long as the cgroup.
+ *
+ * Attached with BPF_F_ALLOW_MULTI: a program attached so is detached or
+ * replaced only by whoever holds an fd of it, and only CAP_SYS_ADMIN of
+ * the host gets one from its id. (Attached without flags, a program is
+ * detached by anyone who can open the cgroup directory: root in a
+ * container with a cgroup2 mount did so, without any capability, on Linux
+ * 6.18.) Programs cgroups below add run after ours and can only deny more:
+ * the kernel allows a packet or connect only when every one allows it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -582,13 +589,12 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
       free (p.v);
       if (fd < 0)
         return fd;
-      /* no flags: no cgroup below this one may attach a program of its own
-       * (none to override ours, none to add) */
+      /* see the top of this file for why ALLOW_MULTI */
       memset (&a, 0, sizeof a);
       a.target_fd = (uint32_t) cgfd;
       a.attach_bpf_fd = (uint32_t) fd;
       a.attach_type = progs[i].attach;
-      a.attach_flags = 0;
+      a.attach_flags = BPF_F_ALLOW_MULTI;
       if (sys_bpf (BPF_PROG_ATTACH, &a) < 0)
         {
           r = brig_error_errno (err, BRIG_EGRESS_KEY ": attach the %s BPF program to %s",
