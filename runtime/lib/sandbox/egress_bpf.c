@@ -518,21 +518,20 @@ prog_load (struct prog *p, uint32_t type, uint32_t attach, const char *what, bri
   a.insns = (uint64_t) (uintptr_t) p->v;
   a.insn_cnt = (uint32_t) p->n;
   a.license = (uint64_t) (uintptr_t) "GPL";
-  a.log_buf = (uint64_t) (uintptr_t) log;
-  a.log_size = sizeof log;
-  a.log_level = 1;
   snprintf (a.prog_name, sizeof a.prog_name, "brig_eg_%s", what);
+  /* without the verifier log first: writing it costs more than the check */
   fd = sys_bpf (BPF_PROG_LOAD, &a);
-  if (fd < 0 && errno == ENOSPC)
-    {
-      a.log_buf = 0;
-      a.log_size = 0;
-      a.log_level = 0;
-      fd = sys_bpf (BPF_PROG_LOAD, &a);
-    }
   if (fd < 0)
     {
       int e = errno;
+      a.log_buf = (uint64_t) (uintptr_t) log;
+      a.log_size = sizeof log;
+      a.log_level = 1;
+      int again = sys_bpf (BPF_PROG_LOAD, &a);
+      if (again >= 0)
+        close (again);
+      if (again >= 0 || errno == ENOSPC)
+        log[0] = '\0';
       brig_debug ("egress %s verifier: %s", what, log);
       return brig_error_set (err, e, BRIG_EGRESS_KEY ": load the %s BPF program", what);
     }
