@@ -13,6 +13,7 @@
 
 #include "cgroup_container.h"
 #include "commands.h"
+#include "sandbox/egress.h"
 #include "utils.h"
 
 /* A Go-style duration: "5s", "100ms", "1m30s", "1.5s" -> milliseconds. */
@@ -86,10 +87,47 @@ blkio_list (FILE *f, const char *name, const struct brig_cgroup_blkio_entry *e, 
   fputc (']', f);
 }
 
+/* brig's own field of the stats: the egress denials per destination, when
+ * the container has a policy (addresses come from inet_ntop: no escaping). */
+static char *
+egress_json (brig_cgroup *cg)
+{
+  _cleanup_free_ struct brig_egress_denial *d = NULL;
+  size_t n = 0;
+  uint64_t total = 0;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f;
+
+  if (brig_egress_denials (brig_cgroup_unified_dir (cg), &d, &n, NULL) <= 0)
+    return NULL;
+  f = open_memstream (&buf, &len);
+  if (f == NULL)
+    return NULL;
+  fputs ("\"brig\":{\"egress\":{\"denied\":[", f);
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *proto = d[i].proto == 6 ? "tcp" : d[i].proto == 17 ? "udp"
+                          : d[i].proto == 1 ? "icmp" : d[i].proto == 58 ? "icmpv6" : NULL;
+      fprintf (f, "%s{\"destination\":\"%s\",\"port\":%u,", i ? "," : "", d[i].addr,
+               (unsigned) d[i].port);
+      if (proto)
+        fprintf (f, "\"protocol\":\"%s\",", proto);
+      else
+        fprintf (f, "\"protocol\":\"%u\",", (unsigned) d[i].proto);
+      fprintf (f, "\"count\":%" PRIu64 "}", d[i].count);
+      total += d[i].count;
+    }
+  fprintf (f, "],\"deniedTotal\":%" PRIu64 "}}", total);
+  fclose (f);
+  return buf;
+}
+
 /* The id is a checked container id ([A-Za-z0-9_+.-]); no escaping needed. */
 static void
-print_stats (const char *id, const struct brig_cgroup_stats *st)
+print_stats (const char *id, const struct brig_cgroup_stats *st, brig_cgroup *cg)
 {
+  _cleanup_free_ char *brig = egress_json (cg);
   FILE *f = stdout;
   bool first = true;
 
@@ -193,7 +231,10 @@ print_stats (const char *id, const struct brig_cgroup_stats *st)
         fprintf (f, "\"max\":%" PRIu64 ",", h->max);
       fprintf (f, "\"failcnt\":%" PRIu64 "}", h->failcnt);
     }
-  fputs ("}}}\n", f);
+  fputc ('}', f);
+  if (brig)
+    fprintf (f, ",%s", brig);
+  fputs ("}}\n", f);
   fflush (f);
 }
 
@@ -263,7 +304,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
       int r = brig_cgroup_stats (brig_events_cgroup (ev), &st, &err);
       if (r == 0)
         {
-          print_stats (id, &st);
+          print_stats (id, &st, brig_events_cgroup (ev));
           brig_cgroup_stats_clear (&st);
         }
       brig_events_close (ev);
@@ -285,7 +326,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
         {
           if (brig_cgroup_stats (brig_events_cgroup (ev), &st, NULL) == 0)
             {
-              print_stats (id, &st);
+              print_stats (id, &st, brig_events_cgroup (ev));
               brig_cgroup_stats_clear (&st);
             }
           next += interval;

@@ -710,6 +710,12 @@ brig_cgroup_free (brig_cgroup *cg)
   free (cg);
 }
 
+const char *
+brig_cgroup_unified_dir (const brig_cgroup *cg)
+{
+  return cg ? cg->unified : NULL;
+}
+
 /* The directory whose cgroup.procs lists the container's processes. */
 static const char *
 procs_dir (brig_cgroup *cg)

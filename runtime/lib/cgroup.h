@@ -81,6 +81,9 @@ int brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
  * the state; brig_cgroup_load rebuilds a handle from them. */
 const char *brig_cgroup_manager_name (const brig_cgroup *cg);
 const char *brig_cgroup_path (const brig_cgroup *cg);
+/* The container's cgroup v2 directory (v2, or the unified hierarchy of a
+ * hybrid host), or NULL without one (cgroup BPF programs attach there). */
+const char *brig_cgroup_unified_dir (const brig_cgroup *cg);
 /* The file that says whether the cgroup is frozen ("FROZEN" in a v1
  * freezer.state, "1" in a v2 cgroup.freeze), or NULL without one. */
 char *brig_cgroup_freeze_file (brig_cgroup *cg);

@@ -30,6 +30,7 @@
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
+#include "sandbox/egress.h"
 #include "state.h"
 #include "sync.h"
 #include "sysctl.h"
@@ -65,6 +66,7 @@ struct create_ctx {
   pid_t pid;                /* the init */
   int pidfd;                /* of the init */
   brig_netdevs *netdevs;    /* linux.netDevices moved in */
+  brig_egress_policy *egress; /* run.brig.egress, NULL without */
   struct brig_state_file st;
 };
 
@@ -144,6 +146,34 @@ validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
         return brig_error_set (err, EINVAL, "hooks.%s[%zu].timeout: must be positive", kind, i);
     }
   return 0;
+}
+
+/* Whether the container's network namespace is not brig's own (so its
+ * loopback is its own). */
+static bool
+own_network_namespace (const struct brig_ns_plan *ns)
+{
+  struct stat a, b;
+  if (ns->new_flags & CLONE_NEWNET)
+    return true;
+  if (ns->join_fd[BRIG_NS_NET] < 0)
+    return false;
+  if (fstat (ns->join_fd[BRIG_NS_NET], &a) < 0 || stat ("/proc/self/ns/net", &b) < 0)
+    return false;
+  return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* run.brig.egress: parse, resolve, and refuse what could bypass it. */
+static int
+validate_egress (struct create_ctx *c, brig_error *err)
+{
+  int r = brig_egress_parse (c->cfg->annotations, own_network_namespace (&c->ns), &c->egress,
+                             err);
+  if (r < 0)
+    return r;
+  return brig_egress_check_caps (c->cfg->process,
+                                 (c->ns.new_flags & CLONE_NEWUSER)
+                                 || c->ns.join_fd[BRIG_NS_USER] >= 0, err);
 }
 
 /* Everything that can be checked before touching the system. */
@@ -244,6 +274,8 @@ validate_config (struct create_ctx *c, brig_error *err)
   r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
+  if (brig_egress_requested (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+    return r;
   if (lx && lx->seccomp)
     {
       _cleanup_free_ char *cache = brig_seccomp_cache_dir (c->ctx->state_root);
@@ -304,6 +336,8 @@ fill_state (struct create_ctx *c)
       free (c->st.freeze_file);
       c->st.freeze_file = brig_cgroup_freeze_file (c->cg);
     }
+  if (c->egress)
+    c->st.egress = brig_egress_state (c->egress, brig_cgroup_unified_dir (c->cg));
 }
 
 /* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
@@ -752,6 +786,7 @@ create_ctx_free (struct create_ctx *c)
     close (c->dirfd);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
+  brig_egress_policy_free (c->egress);
   if (c->cg)
     brig_cgroup_free (c->cg);
   brig_seccomp_free (c->seccomp);
@@ -830,6 +865,9 @@ create_common (struct create_ctx *c, brig_error *err)
   };
   r = brig_cgroup_create (&cgc, &c->cg, err);
   if (r < 0)
+    return r;
+  /* before any process of the container exists in the cgroup */
+  if (c->egress && (r = brig_egress_apply (c->egress, brig_cgroup_unified_dir (c->cg), err)) < 0)
     return r;
   {
     /* The directory is new and nobody reads config.json before state.json

@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "criu.h"
+#include "sandbox/egress.h"
 #include "log.h"
 #include "ocispec.h"
 #include "state.h"
@@ -487,6 +488,9 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
   bool rootless = ctx->rootless == 1 || (ctx->rootless == -1 && geteuid () != 0);
   int r;
 
+  /* criu's restored sockets would start outside any policy: fail closed */
+  if (brig_egress_requested (b->cfg->annotations))
+    return brig_error_set (err, EOPNOTSUPP, BRIG_EGRESS_KEY ": not supported by restore");
   cgc = (struct brig_cgroup_config) {
     .id = o->id,
     .cgroups_path = b->cfg->linux ? b->cfg->linux->cgroups_path : NULL,

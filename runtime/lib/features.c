@@ -10,6 +10,7 @@
 #include "features.h"
 #include "seccomp.h"
 #include "mounts.h"
+#include "sandbox/egress.h"
 #include "utils.h"
 
 static char **
@@ -70,6 +71,10 @@ brig_features_build (oci_features **out, brig_error *err)
       = strv_new (unsafe, BRIG_ARRAY_SIZE (unsafe),
                   &f->potentially_unsafe_config_annotations_len);
   }
+  /* the sandbox layer's config annotations (docs/sandbox.md) */
+  oci_map_set (&f->annotations, BRIG_EGRESS_KEY, "none|public|allowlist");
+  oci_map_set (&f->annotations, BRIG_EGRESS_ALLOW_KEY, "CIDR[:port],hostname[:port],...");
+  oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
 
   l->namespaces = strv_new (namespaces, BRIG_ARRAY_SIZE (namespaces), &l->namespaces_len);
   l->capabilities = brig_caps_known (&l->capabilities_len);

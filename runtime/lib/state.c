@@ -139,6 +139,8 @@ brig_state_file_clear (struct brig_state_file *st)
   free (st->cgroup_manager);
   free (st->cgroup_path);
   free (st->freeze_file);
+  if (st->egress)
+    oci_free (&oci_egress_state_type, st->egress);
   if (st->annotations)
     {
       for (size_t i = 0; i < st->annotations->len; i++)
@@ -188,6 +190,7 @@ state_json (const struct brig_state_file *st, size_t *len)
     .new_pidns = st->new_pidns, .has_new_pidns = true,
     .start_hooks = st->start_hooks, .has_start_hooks = true,
     .no_process = st->no_process, .has_no_process = true,
+    .egress = st->egress,
   };
 
   *len = 0;
@@ -264,6 +267,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->cgroup_manager = brig_steal_ptr (s->cgroup_manager);
   st->cgroup_path = brig_steal_ptr (s->cgroup_path);
   st->freeze_file = brig_steal_ptr (s->freeze_file);
+  st->egress = brig_steal_ptr (s->egress);
   st->pid = (pid_t) s->pid;
   st->pid_start_time = s->pid_start_time;
   st->systemd_cgroup = s->systemd_cgroup;
@@ -619,6 +623,12 @@ brig_container_oci_state (const brig_container *c, int status)
   s->owner = xstrdup (c->st.owner ? c->st.owner : "");
   if (c->st.annotations && c->st.annotations->len > 0)
     s->annotations = map_dup (c->st.annotations);
+  if (c->st.egress)
+    {
+      /* what the sandbox layer applied, beside runc's fields */
+      s->brig = xmalloc0 (sizeof *s->brig);
+      s->brig->egress = oci_copy (&oci_egress_state_type, c->st.egress);
+    }
   return s;
 }
 

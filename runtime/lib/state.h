@@ -62,6 +62,7 @@ struct brig_state_file {
   bool new_pidns;          /* the container has its own pid namespace */
   bool start_hooks;        /* brig_hooks_start_waits() of its config */
   bool no_process;         /* config.json has no process: start fails */
+  oci_egress_state *egress;/* the egress policy applied (sandbox/egress.h), may be NULL */
 };
 
 /* One container, as loaded by brig_container_load. */

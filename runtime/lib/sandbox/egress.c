@@ -1,0 +1,427 @@
+/* The egress policy: parse the run.brig.egress annotations into prefix
+ * rules, resolve hostnames (once, here, from /etc/hosts only: a static
+ * binary has no NSS, and brig sends no DNS query the policy did not name),
+ * check that the process cannot bypass what the kernel enforces, and
+ * describe the result for the state. The kernel side is egress_bpf.c. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "egress.h"
+#include "utils.h"
+
+#define MAX_ENTRIES 256
+
+bool
+brig_egress_requested (const oci_map *a)
+{
+  for (size_t i = 0; a && i < a->len; i++)
+    if (strncmp (a->keys[i], BRIG_EGRESS_KEY, sizeof BRIG_EGRESS_KEY - 1) == 0)
+      return true;
+  return false;
+}
+
+void
+brig_egress_policy_free (brig_egress_policy *p)
+{
+  if (p == NULL)
+    return;
+  free (p->rules);
+  if (p->pinned)
+    {
+      for (size_t i = 0; i < p->pinned->len; i++)
+        {
+          free (p->pinned->keys[i]);
+          free (p->pinned->values[i]);
+        }
+      free (p->pinned->keys);
+      free (p->pinned->values);
+      free (p->pinned);
+    }
+  free (p);
+}
+
+static void
+add_rule (brig_egress_policy *p, int family, const void *addr, unsigned prefix, uint16_t port,
+          bool allow, enum brig_egress_source src)
+{
+  struct brig_egress_rule *r;
+  unsigned bytes = family == AF_INET ? 4 : 16;
+
+  p->rules = xrealloc (p->rules, (p->n_rules + 1) * sizeof *p->rules);
+  r = &p->rules[p->n_rules++];
+  memset (r, 0, sizeof *r);
+  r->family = family;
+  memcpy (r->addr, addr, bytes);
+  /* clear the host bits so equal prefixes compare equal */
+  for (unsigned b = prefix; b < bytes * 8; b++)
+    r->addr[b / 8] &= (uint8_t) ~(0x80u >> (b % 8));
+  r->prefix = prefix;
+  r->port = port;
+  r->allow = allow;
+  r->source = src;
+}
+
+/* A literal CIDR as text: "a.b.c.d/n" or "x::/n". */
+static void
+add_builtin (brig_egress_policy *p, const char *cidr, bool allow)
+{
+  char buf[64];
+  uint8_t a[16];
+  char *slash;
+  int family;
+
+  snprintf (buf, sizeof buf, "%s", cidr);
+  slash = strchr (buf, '/');
+  *slash = '\0';
+  family = strchr (buf, ':') ? AF_INET6 : AF_INET;
+  if (inet_pton (family, buf, a) != 1)
+    abort ();
+  add_rule (p, family, a, (unsigned) atoi (slash + 1), 0, allow, BRIG_EGRESS_BUILTIN);
+}
+
+/* The cloud metadata endpoints: denied in every mode unless an allow entry
+ * names them exactly (same prefix, where the user's rule ranks higher). */
+static const char *const metadata[] = {
+  "169.254.169.254/32", "169.254.170.2/32", "100.100.100.200/32", "fd00:ec2::254/128",
+};
+
+/* Destinations that are not the public internet (issue #12): the host's
+ * loopback, private, shared, link-local, multicast and reserved ranges. */
+static const char *const non_public[] = {
+  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
+  "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4", "::/128", "fc00::/7", "fe80::/10",
+  "ff00::/8",
+};
+
+static int
+parse_port (const char *s, uint16_t *port)
+{
+  char *end;
+  long v;
+  if (!isdigit ((unsigned char) *s))
+    return -1;
+  v = strtol (s, &end, 10);
+  if (*end || v < 1 || v > 65535)
+    return -1;
+  *port = (uint16_t) v;
+  return 0;
+}
+
+/* "a.b.c.d[/n]" or "x:y::[/n]" -> family, address, prefix. */
+static int
+parse_cidr (const char *s, int *family, uint8_t *addr, unsigned *prefix)
+{
+  char buf[INET6_ADDRSTRLEN + 8];
+  char *slash;
+  unsigned max;
+
+  if (strlen (s) >= sizeof buf)
+    return -1;
+  strcpy (buf, s);
+  slash = strchr (buf, '/');
+  if (slash)
+    *slash = '\0';
+  *family = strchr (buf, ':') ? AF_INET6 : AF_INET;
+  if (inet_pton (*family, buf, addr) != 1)
+    return -1;
+  max = *family == AF_INET ? 32 : 128;
+  *prefix = max;
+  if (slash)
+    {
+      char *end;
+      long v;
+      if (!isdigit ((unsigned char) slash[1]))
+        return -1;
+      v = strtol (slash + 1, &end, 10);
+      if (*end || v < 0 || v > (long) max)
+        return -1;
+      *prefix = (unsigned) v;
+    }
+  return 0;
+}
+
+static bool
+valid_hostname (const char *s)
+{
+  size_t n = strlen (s);
+  if (n == 0 || n > 253 || *s == '-' || *s == '.')
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!isalnum ((unsigned char) *c) && *c != '-' && *c != '.' && *c != '_')
+      return false;
+  return true;
+}
+
+/* Every address /etc/hosts gives name (case-insensitive), as rules. */
+static int
+resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_error *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_free_ char *list = NULL;
+  char *save = NULL;
+  size_t found = 0;
+
+  if (brig_read_file_at (AT_FDCWD, "/etc/hosts", &buf, NULL, err) < 0)
+    return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY ": resolve \"%s\"", name);
+  for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *hash = strchr (line, '#'), *ws = NULL, *addr, *tok;
+      uint8_t a[16];
+      int family;
+      if (hash)
+        *hash = '\0';
+      addr = strtok_r (line, " \t", &ws);
+      if (addr == NULL)
+        continue;
+      family = strchr (addr, ':') ? AF_INET6 : AF_INET;
+      if (inet_pton (family, addr, a) != 1)
+        continue;
+      while ((tok = strtok_r (NULL, " \t", &ws)))
+        if (strcasecmp (tok, name) == 0)
+          {
+            char *old = list;
+            add_rule (p, family, a, family == AF_INET ? 32 : 128, port, true,
+                      BRIG_EGRESS_USER_ALLOW);
+            list = old ? xasprintf ("%s,%s", old, addr) : xstrdup (addr);
+            free (old);
+            found++;
+            break;
+          }
+    }
+  if (found == 0)
+    return brig_error_set (err, ENOENT, BRIG_EGRESS_ALLOW_KEY ": host \"%s\" is not in "
+                           "/etc/hosts (brig resolves names only from /etc/hosts; give an "
+                           "address)", name);
+  if (oci_map_get (p->pinned, name) == NULL)
+    oci_map_set (&p->pinned, name, list);
+  return 0;
+}
+
+/* One entry of allow or deny: CIDR, CIDR:port, [v6-CIDR]:port,
+ * hostname, hostname:port (hostnames in allow only). */
+static int
+parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool allow,
+             brig_error *err)
+{
+  char buf[300];
+  char *host = buf, *port_s = NULL;
+  uint16_t port = 0;
+  uint8_t a[16];
+  unsigned prefix;
+  int family;
+
+  if (strlen (entry) >= sizeof buf)
+    return brig_error_set (err, EINVAL, "%s: entry \"%.40s...\" is too long", key, entry);
+  strcpy (buf, entry);
+  if (buf[0] == '[')
+    {
+      char *close = strchr (buf, ']');
+      if (close == NULL || (close[1] != '\0' && close[1] != ':'))
+        return brig_error_set (err, EINVAL, "%s: \"%s\" is not [IPv6-CIDR]:port", key, entry);
+      *close = '\0';
+      host = buf + 1;
+      if (close[1] == ':')
+        port_s = close + 2;
+    }
+  else if (strchr (buf, ':') == strrchr (buf, ':') && strchr (buf, ':'))
+    {
+      /* one colon: v4 or hostname with a port (an IPv6 address has more) */
+      port_s = strchr (buf, ':');
+      *port_s++ = '\0';
+    }
+  if (port_s && parse_port (port_s, &port) < 0)
+    return brig_error_set (err, EINVAL, "%s: \"%s\": port must be 1-65535", key, entry);
+  if (port && !allow)
+    return brig_error_set (err, EINVAL, "%s: \"%s\": deny entries are CIDRs without a port",
+                           key, entry);
+  if (parse_cidr (host, &family, a, &prefix) == 0)
+    {
+      add_rule (p, family, a, prefix, port, allow,
+                allow ? BRIG_EGRESS_USER_ALLOW : BRIG_EGRESS_USER_DENY);
+      return 0;
+    }
+  if (!allow || !valid_hostname (host) || isdigit ((unsigned char) host[strlen (host) - 1])
+      || strchr (host, '/'))
+    return brig_error_set (err, EINVAL, "%s: \"%s\" is not a CIDR%s", key, entry,
+                           allow ? ", CIDR:port or hostname[:port]" : "");
+  return resolve_hosts (p, host, port, err);
+}
+
+static int
+parse_list (brig_egress_policy *p, const char *key, const char *value, bool allow,
+            brig_error *err)
+{
+  _cleanup_free_ char *copy = xstrdup (value);
+  char *save = NULL;
+  size_t n = 0;
+
+  for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+    {
+      int r;
+      while (isspace ((unsigned char) *tok))
+        tok++;
+      for (char *e = tok + strlen (tok); e > tok && isspace ((unsigned char) e[-1]);)
+        *--e = '\0';
+      if (*tok == '\0')
+        continue;
+      if (++n > MAX_ENTRIES)
+        return brig_error_set (err, E2BIG, "%s: more than %d entries", key, MAX_ENTRIES);
+      r = parse_entry (p, key, tok, allow, err);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+int
+brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
+                   brig_error *err)
+{
+  const char *mode = oci_map_get (ann, BRIG_EGRESS_KEY);
+  const char *allow = oci_map_get (ann, BRIG_EGRESS_ALLOW_KEY);
+  const char *deny = oci_map_get (ann, BRIG_EGRESS_DENY_KEY);
+  brig_egress_policy *p;
+  int r;
+
+  *out = NULL;
+  /* a misspelt key would silently weaken the policy */
+  for (size_t i = 0; ann && i < ann->len; i++)
+    {
+      const char *k = ann->keys[i];
+      if (strncmp (k, BRIG_EGRESS_KEY, sizeof BRIG_EGRESS_KEY - 1) == 0
+          && strcmp (k, BRIG_EGRESS_KEY) != 0 && strcmp (k, BRIG_EGRESS_ALLOW_KEY) != 0
+          && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0)
+        return brig_error_set (err, EINVAL, "annotations: unknown key \"%s\" (known: "
+                               BRIG_EGRESS_KEY ", " BRIG_EGRESS_ALLOW_KEY ", "
+                               BRIG_EGRESS_DENY_KEY ")", k);
+    }
+  if (mode == NULL)
+    return brig_error_set (err, EINVAL, "annotations: %s needs " BRIG_EGRESS_KEY
+                           " (none, public or allowlist)",
+                           allow ? BRIG_EGRESS_ALLOW_KEY : BRIG_EGRESS_DENY_KEY);
+  p = xmalloc0 (sizeof *p);
+  p->own_netns = own_netns;
+  if (strcmp (mode, "none") == 0)
+    p->mode = BRIG_EGRESS_NONE;
+  else if (strcmp (mode, "public") == 0)
+    p->mode = BRIG_EGRESS_PUBLIC;
+  else if (strcmp (mode, "allowlist") == 0)
+    p->mode = BRIG_EGRESS_ALLOWLIST;
+  else
+    {
+      brig_egress_policy_free (p);
+      return brig_error_set (err, EINVAL, BRIG_EGRESS_KEY ": \"%s\" is not none, public or "
+                             "allowlist", mode);
+    }
+  if (p->mode == BRIG_EGRESS_NONE && allow && *allow)
+    {
+      brig_egress_policy_free (p);
+      return brig_error_set (err, EINVAL, BRIG_EGRESS_ALLOW_KEY ": not allowed with "
+                             BRIG_EGRESS_KEY "=none (use allowlist)");
+    }
+
+  /* the default for everything no longer prefix decides */
+  add_builtin (p, "0.0.0.0/0", p->mode == BRIG_EGRESS_PUBLIC);
+  add_builtin (p, "::/0", p->mode == BRIG_EGRESS_PUBLIC);
+  if (p->mode == BRIG_EGRESS_PUBLIC)
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE (non_public); i++)
+      add_builtin (p, non_public[i], false);
+  /* Loopback: the container's own in its own network namespace, else the
+   * host's (denied by every mode). */
+  add_builtin (p, "127.0.0.0/8", own_netns);
+  add_builtin (p, "::1/128", own_netns);
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (metadata); i++)
+    add_builtin (p, metadata[i], false);
+
+  if ((allow && (r = parse_list (p, BRIG_EGRESS_ALLOW_KEY, allow, true, err)) < 0)
+      || (deny && (r = parse_list (p, BRIG_EGRESS_DENY_KEY, deny, false, err)) < 0))
+    {
+      brig_egress_policy_free (p);
+      return r;
+    }
+  *out = p;
+  return 0;
+}
+
+static bool
+has_cap (const oci_capabilities *c, const char *name)
+{
+  char *const *sets[] = { c->bounding, c->effective, c->permitted, c->inheritable, c->ambient };
+  for (size_t s = 0; s < BRIG_ARRAY_SIZE (sets); s++)
+    for (size_t i = 0; sets[s] && sets[s][i]; i++)
+      if (strcmp (sets[s][i], name) == 0)
+        return true;
+  return false;
+}
+
+int
+brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err)
+{
+  static const char *const admin[] = { "CAP_NET_ADMIN", "CAP_SYS_ADMIN", "CAP_BPF" };
+  const oci_capabilities *c = p ? p->capabilities : NULL;
+
+  if (c == NULL)
+    return 0;
+  /* AF_PACKET sockets send frames below IP, where no cgroup program runs */
+  if (has_cap (c, "CAP_NET_RAW"))
+    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants "
+                           "CAP_NET_RAW, whose packet sockets bypass the egress policy; "
+                           "drop it");
+  /* Outside a user namespace of its own these are the host's: enough to
+   * detach the programs from the container's cgroup. */
+  for (size_t i = 0; !new_userns && i < BRIG_ARRAY_SIZE (admin); i++)
+    if (has_cap (c, admin[i]))
+      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants %s "
+                             "without a user namespace: it could detach the egress "
+                             "policy; drop it or add a user namespace", admin[i]);
+  return 0;
+}
+
+static char *
+rule_text (const struct brig_egress_rule *r)
+{
+  char a[INET6_ADDRSTRLEN];
+  inet_ntop (r->family, r->addr, a, sizeof a);
+  if (r->port == 0)
+    return xasprintf ("%s/%u", a, r->prefix);
+  if (r->family == AF_INET6)
+    return xasprintf ("[%s/%u]:%u", a, r->prefix, r->port);
+  return xasprintf ("%s/%u:%u", a, r->prefix, r->port);
+}
+
+oci_egress_state *
+brig_egress_state (const brig_egress_policy *p, const char *dir)
+{
+  static const char *const modes[] = { "none", "public", "allowlist" };
+  oci_egress_state *s = xmalloc0 (sizeof *s);
+  size_t na = 0, nd = 0;
+
+  s->mode = xstrdup (modes[p->mode]);
+  s->enforcement = xasprintf ("cgroup-bpf %s", dir ? dir : "");
+  s->own_netns = p->own_netns;
+  s->has_own_netns = true;
+  s->allow = xmalloc0 ((p->n_rules + 1) * sizeof *s->allow);
+  s->deny = xmalloc0 ((p->n_rules + 1) * sizeof *s->deny);
+  for (size_t i = 0; i < p->n_rules; i++)
+    {
+      /* the defaults are in the mode */
+      if (p->rules[i].prefix == 0)
+        continue;
+      if (p->rules[i].allow)
+        s->allow[na++] = rule_text (&p->rules[i]);
+      else
+        s->deny[nd++] = rule_text (&p->rules[i]);
+    }
+  s->allow_len = na;
+  s->deny_len = nd;
+  for (size_t i = 0; p->pinned && i < p->pinned->len; i++)
+    oci_map_set (&s->pinned, p->pinned->keys[i], p->pinned->values[i]);
+  return s;
+}

@@ -1,0 +1,81 @@
+/* The egress policy of a container (run.brig.egress annotations): which
+ * destinations its sockets may reach, enforced by cgroup BPF programs on
+ * its cgroup v2 directory (docs/sandbox.md). Parsed and resolved before
+ * create touches the system; applied before the init is cloned into the
+ * cgroup; read back by `state` and `events --stats`. */
+#ifndef BRIG_SANDBOX_EGRESS_H
+#define BRIG_SANDBOX_EGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ocispec.h"
+
+#define BRIG_EGRESS_KEY "run.brig.egress"
+#define BRIG_EGRESS_ALLOW_KEY "run.brig.egress.allow"
+#define BRIG_EGRESS_DENY_KEY "run.brig.egress.deny"
+
+enum brig_egress_mode { BRIG_EGRESS_NONE, BRIG_EGRESS_PUBLIC, BRIG_EGRESS_ALLOWLIST };
+
+/* Who asked for a rule; on equal prefix length the higher rank wins. */
+enum brig_egress_source { BRIG_EGRESS_BUILTIN = 1, BRIG_EGRESS_USER_ALLOW, BRIG_EGRESS_USER_DENY };
+
+struct brig_egress_rule {
+  int family;              /* AF_INET or AF_INET6 */
+  uint8_t addr[16];        /* network order, host bits cleared */
+  unsigned prefix;         /* bits */
+  uint16_t port;           /* 0: every port (and ICMP/raw) */
+  bool allow;
+  enum brig_egress_source source;
+};
+
+typedef struct brig_egress_policy {
+  enum brig_egress_mode mode;
+  bool own_netns;                   /* 127/8 and ::1 are the container's own */
+  struct brig_egress_rule *rules;   /* as configured (IPv4 not yet mapped) */
+  size_t n_rules;
+  oci_map *pinned;                  /* hostname -> "addr,addr" resolved at create */
+} brig_egress_policy;
+
+/* True when annotations hold any run.brig.egress key (one pass, no
+ * allocation: the plain create path pays only this). */
+bool brig_egress_requested (const oci_map *annotations);
+
+/* Parse and check the run.brig.egress* annotations, resolving hostnames
+ * from /etc/hosts; own_netns says whether loopback belongs to the
+ * container. Errors name the annotation. */
+int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
+                       brig_error *err);
+
+/* Refuse a process whose capabilities could bypass or remove the policy
+ * (CAP_NET_RAW always; CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF without a new
+ * user namespace). */
+int brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err);
+
+/* Load the programs and maps and attach them to the cgroup v2 directory
+ * dir (must be empty of processes). NULL dir: no cgroup v2 here. */
+int brig_egress_apply (const brig_egress_policy *p, const char *dir, brig_error *err);
+
+/* What was applied, for state.json and `brig state` (caller frees with
+ * oci_free (&oci_egress_state_type, ...)). */
+oci_egress_state *brig_egress_state (const brig_egress_policy *p, const char *dir);
+
+/* One counted denial: destination, port (0 for ICMP/raw), IP protocol. */
+struct brig_egress_denial {
+  char addr[64];
+  uint16_t port;
+  uint8_t proto;
+  uint64_t count;
+};
+
+/* The denials counted so far by the programs attached to dir (malloc'd
+ * array): 1 when a policy is attached, 0 when none is, or -errno. */
+int brig_egress_denials (const char *dir, struct brig_egress_denial **out, size_t *n,
+                         brig_error *err);
+
+/* Free a policy. */
+void brig_egress_policy_free (brig_egress_policy *p);
+
+#endif

@@ -1,0 +1,257 @@
+/* net_probe: a static test program for the egress policy tests
+ * (sandbox_egress.bats). Run inside containers it tries one kind of
+ * network send and prints what the kernel said and how long it took; run
+ * in the test's "outside" network namespace it serves TCP.
+ *
+ *   net_probe tcp ADDR PORT       connect(), 3 s timeout: "tcp: ok|ERRNO MS"
+ *   net_probe udp ADDR PORT       connect() then send(): "udp: ok|ERRNO MS"
+ *   net_probe sendto ADDR PORT    unconnected sendto(): "sendto: ok|ERRNO MS"
+ *   net_probe ping ADDR           ICMP echo over a ping socket, waits 2 s for
+ *                                 the reply: "ping: ok|ERRNO MS"
+ *   net_probe detach DIR          try to detach the cgroup BPF programs of
+ *                                 the cgroup directory DIR (as the container
+ *                                 sees it), without and with an fd of the
+ *                                 program: "detach TYPE: ok|ERRNO", "getfd
+ *                                 TYPE: ...", "detach-fd TYPE: ..." per type
+ *   net_probe serve PORT          accept TCP on [::]:PORT (v4 too) forever
+ *
+ * Exit status 0 unless the arguments are wrong. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <netinet/in.h>
+#include <netinet/ip_icmp.h>
+#include <netinet/icmp6.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *
+ename (int e)
+{
+  switch (e)
+    {
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case ENETUNREACH: return "ENETUNREACH";
+    case EHOSTUNREACH: return "EHOSTUNREACH";
+    case EINVAL: return "EINVAL";
+    case EBADF: return "EBADF";
+    case ENOENT: return "ENOENT";
+    case ENOSYS: return "ENOSYS";
+    case ENOTDIR: return "ENOTDIR";
+    case EAFNOSUPPORT: return "EAFNOSUPPORT";
+    default: return "EOTHER";
+    }
+}
+
+static long
+ms_since (const struct timespec *t0)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int
+addr_of (const char *s, int port, struct sockaddr_storage *ss, socklen_t *len)
+{
+  struct sockaddr_in *a4 = (struct sockaddr_in *) ss;
+  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *) ss;
+  memset (ss, 0, sizeof *ss);
+  if (inet_pton (AF_INET, s, &a4->sin_addr) == 1)
+    {
+      a4->sin_family = AF_INET;
+      a4->sin_port = htons ((uint16_t) port);
+      *len = sizeof *a4;
+      return AF_INET;
+    }
+  if (inet_pton (AF_INET6, s, &a6->sin6_addr) == 1)
+    {
+      a6->sin6_family = AF_INET6;
+      a6->sin6_port = htons ((uint16_t) port);
+      *len = sizeof *a6;
+      return AF_INET6;
+    }
+  fprintf (stderr, "net_probe: bad address %s\n", s);
+  exit (2);
+}
+
+static void
+report (const char *what, int e, const struct timespec *t0)
+{
+  printf ("%s: %s %ldms\n", what, e ? ename (e) : "ok", ms_since (t0));
+}
+
+static void
+do_tcp (const char *addr, int port)
+{
+  struct sockaddr_storage ss;
+  socklen_t len;
+  struct timespec t0;
+  int fam = addr_of (addr, port, &ss, &len), e = 0;
+  int s = socket (fam, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  if (connect (s, (struct sockaddr *) &ss, len) < 0)
+    {
+      e = errno;
+      if (e == EINPROGRESS)
+        {
+          struct pollfd p = { .fd = s, .events = POLLOUT };
+          socklen_t el = sizeof e;
+          if (poll (&p, 1, 3000) == 0)
+            e = ETIMEDOUT;
+          else
+            getsockopt (s, SOL_SOCKET, SO_ERROR, &e, &el);
+        }
+    }
+  report ("tcp", e, &t0);
+}
+
+static void
+do_udp (const char *addr, int port, bool connected)
+{
+  struct sockaddr_storage ss;
+  socklen_t len;
+  struct timespec t0;
+  int fam = addr_of (addr, port, &ss, &len), e = 0;
+  int s = socket (fam, SOCK_DGRAM, 0);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  if (connected)
+    {
+      if (connect (s, (struct sockaddr *) &ss, len) < 0 || send (s, "x", 1, 0) < 0)
+        e = errno;
+    }
+  else if (sendto (s, "x", 1, 0, (struct sockaddr *) &ss, len) < 0)
+    e = errno;
+  report (connected ? "udp" : "sendto", e, &t0);
+}
+
+static void
+do_ping (const char *addr)
+{
+  struct sockaddr_storage ss;
+  socklen_t len;
+  struct timespec t0;
+  int fam = addr_of (addr, 0, &ss, &len), e = 0;
+  int s = socket (fam, SOCK_DGRAM, fam == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6);
+  unsigned char pkt[16] = { 0 };
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  pkt[0] = fam == AF_INET ? ICMP_ECHO : ICMP6_ECHO_REQUEST;
+  if (s < 0 || sendto (s, pkt, sizeof pkt, 0, (struct sockaddr *) &ss, len) < 0)
+    e = errno;
+  else
+    {
+      struct pollfd p = { .fd = s, .events = POLLIN };
+      if (poll (&p, 1, 2000) <= 0)
+        e = ETIMEDOUT;
+    }
+  report ("ping", e, &t0);
+}
+
+static void
+do_detach (const char *dir)
+{
+  static const struct { const char *name; int type; } t[] = {
+    { "connect4", BPF_CGROUP_INET4_CONNECT }, { "connect6", BPF_CGROUP_INET6_CONNECT },
+    { "sendmsg4", BPF_CGROUP_UDP4_SENDMSG }, { "sendmsg6", BPF_CGROUP_UDP6_SENDMSG },
+    { "egress", BPF_CGROUP_INET_EGRESS },
+  };
+  int cg = open (dir, O_RDONLY | O_DIRECTORY);
+  if (cg < 0)
+    {
+      printf ("detach: open %s: %s\n", dir, ename (errno));
+      return;
+    }
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    {
+      union bpf_attr a;
+      long r;
+      memset (&a, 0, sizeof a);
+      a.target_fd = (uint32_t) cg;
+      a.attach_type = (uint32_t) t[i].type;
+      r = syscall (__NR_bpf, BPF_PROG_DETACH, &a, sizeof a);
+      printf ("detach %s: %s\n", t[i].name, r < 0 ? ename (errno) : "ok");
+      /* the way with the program's fd: its id from a query, then an fd */
+      {
+        uint32_t ids[8];
+        memset (&a, 0, sizeof a);
+        a.query.target_fd = (uint32_t) cg;
+        a.query.attach_type = (uint32_t) t[i].type;
+        a.query.prog_ids = (uint64_t) (uintptr_t) ids;
+        a.query.prog_cnt = 8;
+        r = syscall (__NR_bpf, BPF_PROG_QUERY, &a, sizeof a);
+        if (r < 0 || a.query.prog_cnt == 0)
+          {
+            printf ("query %s: %s\n", t[i].name, r < 0 ? ename (errno) : "none");
+            continue;
+          }
+        memset (&a, 0, sizeof a);
+        a.prog_id = ids[0];
+        r = syscall (__NR_bpf, BPF_PROG_GET_FD_BY_ID, &a, sizeof a);
+        printf ("getfd %s: %s\n", t[i].name, r < 0 ? ename (errno) : "ok");
+        if (r < 0)
+          continue;
+        memset (&a, 0, sizeof a);
+        a.target_fd = (uint32_t) cg;
+        a.attach_bpf_fd = (uint32_t) r;
+        a.attach_type = (uint32_t) t[i].type;
+        r = syscall (__NR_bpf, BPF_PROG_DETACH, &a, sizeof a);
+        printf ("detach-fd %s: %s\n", t[i].name, r < 0 ? ename (errno) : "ok");
+      }
+    }
+}
+
+static void
+do_serve (int port)
+{
+  struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons ((uint16_t) port) };
+  int one = 1, zero = 0;
+  int s = socket (AF_INET6, SOCK_STREAM, 0);
+  setsockopt (s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  setsockopt (s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (bind (s, (struct sockaddr *) &a, sizeof a) < 0 || listen (s, 64) < 0)
+    {
+      perror ("net_probe serve");
+      exit (1);
+    }
+  for (;;)
+    {
+      int c = accept (s, NULL, NULL);
+      if (c >= 0)
+        close (c);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  setvbuf (stdout, NULL, _IONBF, 0);
+  if (argc == 4 && strcmp (argv[1], "tcp") == 0)
+    do_tcp (argv[2], atoi (argv[3]));
+  else if (argc == 4 && strcmp (argv[1], "udp") == 0)
+    do_udp (argv[2], atoi (argv[3]), true);
+  else if (argc == 4 && strcmp (argv[1], "sendto") == 0)
+    do_udp (argv[2], atoi (argv[3]), false);
+  else if (argc == 3 && strcmp (argv[1], "ping") == 0)
+    do_ping (argv[2]);
+  else if (argc == 3 && strcmp (argv[1], "detach") == 0)
+    do_detach (argv[2]);
+  else if (argc == 3 && strcmp (argv[1], "serve") == 0)
+    do_serve (atoi (argv[2]));
+  else
+    {
+      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | serve PORT\n");
+      return 2;
+    }
+  return 0;
+}
