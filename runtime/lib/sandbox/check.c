@@ -237,11 +237,11 @@ policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_e
     {
       /* yajl's message spans lines; its first line says what broke. */
       ebuf[strcspn (ebuf, "\n")] = '\0';
-      return brig_error_set (err, EINVAL, "policy %s: invalid JSON: %s", path, ebuf);
+      return brig_error_set (err, 0, "policy %s: invalid JSON: %s", path, ebuf);
     }
   pol->fail_on = BRIG_CHECK_DEFAULT_FAIL_ON;
   if (!YAJL_IS_OBJECT (root))
-    r = brig_error_set (err, EINVAL, "policy %s: expected a JSON object", path);
+    r = brig_error_set (err, 0, "policy %s: expected a JSON object", path);
   for (size_t i = 0; r == 0 && i < YAJL_GET_OBJECT (root)->len; i++)
     {
       const char *k = YAJL_GET_OBJECT (root)->keys[i];
@@ -251,19 +251,19 @@ policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_e
       if (strcmp (k, "profile") == 0)
         {
           if (brig_check_profile_parse (s, &pol->profile) < 0)
-            r = brig_error_set (err, EINVAL, "policy %s: profile: expected baseline, restricted or sandbox", path);
+            r = brig_error_set (err, 0, "policy %s: profile: expected baseline, restricted or sandbox", path);
           have_profile = true;
         }
       else if (strcmp (k, "failOn") == 0)
         {
           if (brig_check_severity_parse (s, &pol->fail_on) < 0)
-            r = brig_error_set (err, EINVAL, "policy %s: failOn: expected info, low, medium, high or critical", path);
+            r = brig_error_set (err, 0, "policy %s: failOn: expected info, low, medium, high or critical", path);
         }
       else
-        r = brig_error_set (err, EINVAL, "policy %s: unknown key \"%s\" (expected profile, failOn)", path, k);
+        r = brig_error_set (err, 0, "policy %s: unknown key \"%s\" (expected profile, failOn)", path, k);
     }
   if (r == 0 && !have_profile)
-    r = brig_error_set (err, EINVAL, "policy %s: profile is required", path);
+    r = brig_error_set (err, 0, "policy %s: profile is required", path);
   yajl_tree_free (root);
   return r;
 }
@@ -290,7 +290,7 @@ brig_policy_load (const char *path, struct brig_policy *pol, bool *found, brig_e
   if (r < 0)
     return brig_error_wrap (err, "policy %s", p);
   if (strlen (buf) != len)
-    return brig_error_set (err, EINVAL, "policy %s: contains a NUL byte", p);
+    return brig_error_set (err, 0, "policy %s: contains a NUL byte", p);
   r = policy_parse (p, buf, pol, err);
   if (r < 0)
     return r;

@@ -95,6 +95,15 @@ brig_spec_sandbox (bool rootless, uint32_t userns_base, oci_config **out, brig_e
       return -EINVAL;
     }
   c->linux->seccomp = brig_seccomp_default_profile ();
+  if (rootless)
+    {
+      /* An unprivileged user cannot set cgroup limits without a delegated
+       * cgroup, and brig refuses limits it cannot apply: leave them out, so
+       * that `brig check` says they are missing rather than the config
+       * claiming them. */
+      oci_free (&oci_resources_type, c->linux->resources);
+      c->linux->resources = NULL;
+    }
   *out = c;
   return 0;
 }

@@ -22,7 +22,8 @@
 
 /* Build the sandbox config into *out. userns_base is the host uid/gid of
  * container root (ignored when rootless: an unprivileged user maps root to
- * its own ids, one id, as it cannot map more without newuidmap). */
+ * its own ids, one id, as it cannot map more without newuidmap; and gets
+ * no cgroup limits, which need a delegated cgroup). */
 int brig_spec_sandbox (bool rootless, uint32_t userns_base, oci_config **out, brig_error *err);
 
 #endif
