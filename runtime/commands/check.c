@@ -26,7 +26,8 @@ check_usage (void)
           "                      policy's, else sandbox)\n"
           "  --format FORMAT     text (a table, default) or json\n"
           "  --fail-on SEVERITY  info, low, medium, high or critical (default: the node\n"
-          "                      policy's, else high)\n");
+          "                      policy's, else high)\n"
+          "  --list-rules        print every rule as JSON and exit\n");
 }
 
 /* The config of --container ID, as saved at create. */
@@ -49,13 +50,14 @@ load_container_config (struct brig_globals *g, const char *id, oci_config **cfg,
 int
 cmd_check (struct brig_globals *g, int argc, char **argv)
 {
-  enum { OPT_CONTAINER = 256, OPT_PROFILE, OPT_FORMAT, OPT_FAIL_ON };
+  enum { OPT_CONTAINER = 256, OPT_PROFILE, OPT_FORMAT, OPT_FAIL_ON, OPT_LIST_RULES };
   static const struct option opts[] = {
     { "bundle", required_argument, NULL, 'b' },
     { "container", required_argument, NULL, OPT_CONTAINER },
     { "profile", required_argument, NULL, OPT_PROFILE },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "fail-on", required_argument, NULL, OPT_FAIL_ON },
+    { "list-rules", no_argument, NULL, OPT_LIST_RULES },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -83,6 +85,12 @@ cmd_check (struct brig_globals *g, int argc, char **argv)
           return cli_usage_error ("check", "invalid --format \"%s\": expected text or json", optarg);
         break;
       case OPT_FAIL_ON: fail_on = optarg; break;
+      case OPT_LIST_RULES:
+        out = brig_check_rules_json ();
+        if (out == NULL)
+          return 1;
+        fputs (out, stdout);
+        return fflush (stdout) == 0 ? 0 : 1;
       case 'h': check_usage (); return 0;
       default: return 1;
       }

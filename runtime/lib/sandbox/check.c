@@ -223,6 +223,37 @@ brig_check_report_json (const struct brig_check_report *rep, const char *config)
   return buf;
 }
 
+char *
+brig_check_rules_json (void)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+
+  if (f == NULL)
+    return NULL;
+  fputc ('[', f);
+  for (size_t i = 0; i < brig_check_rules_count; i++)
+    {
+      const struct brig_check_rule *r = &brig_check_rules[i];
+      fprintf (f, "%s{\"id\":\"%s\",\"severity\":\"%s\",\"profile\":\"%s\",\"source\":",
+               i ? "," : "", r->id, severity_names[r->severity], profile_names[r->profile]);
+      json_str (f, r->source);
+      fputs (",\"why\":", f);
+      json_str (f, r->why);
+      fputs (",\"fix\":", f);
+      json_str (f, r->fix);
+      fputc ('}', f);
+    }
+  fputs ("]\n", f);
+  if (fclose (f) != 0)
+    {
+      free (buf);
+      return NULL;
+    }
+  return buf;
+}
+
 /* ---- node policy ---- */
 
 static int

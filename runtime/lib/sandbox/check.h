@@ -88,6 +88,10 @@ char *brig_check_report_text (const struct brig_check_report *rep);
  * config names the checked file (may be NULL). NULL on ENOMEM. */
 char *brig_check_report_json (const struct brig_check_report *rep, const char *config);
 
+/* Every rule as a JSON array (malloc'd, ends in a newline): id, severity,
+ * profile, source, why, fix. NULL on ENOMEM. */
+char *brig_check_rules_json (void);
+
 /* The full rule table and its length (for docs and tests). */
 extern const struct brig_check_rule brig_check_rules[];
 extern const size_t brig_check_rules_count;
