@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/check.h"
 #include "cgroup.h"
 #include "criu.h"
 #include "log.h"
@@ -593,6 +594,10 @@ brig_container_restore (const struct brig_context *ctx, const struct brig_restor
   if (r < 0)
     return r;
   r = restore_bundle_load (o->bundle, &b, err);
+  if (r < 0)
+    goto out_nostate;
+  /* Restore makes a container from a bundle too: the node policy holds. */
+  r = brig_policy_enforce (ctx->policy, b.cfg, err);
   if (r < 0)
     goto out_nostate;
   if (b.cfg->process && b.cfg->process->has_terminal && b.cfg->process->terminal)
