@@ -13,11 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/check.h"
 #include "cgroup.h"
 #include "criu.h"
 #include "log.h"
 #include "ocispec.h"
+#include "sandbox/check.h"
 #include "state.h"
 #include "utils.h"
 
