@@ -22,8 +22,8 @@ spec_usage (void)
           "  --bundle, -b DIR  bundle directory\n"
           "  --rootless        config for running as an unprivileged user\n"
           "  --hardened        add brig's default seccomp profile (see docs/security.md)\n"
-          "  --sandbox         a config for untrusted code that passes\n"
-          "                    'brig check --profile sandbox' (see docs/sandbox.md)\n"
+          "  --sandbox         a config for untrusted code with no finding under\n"
+          "                    brig check's sandbox profile (see docs/sandbox.md)\n"
           "  --userns-base N   with --sandbox: host uid/gid of container root (default\n"
           "                    1879048192, 65536 ids); rootless maps root to your own uid\n");
 }
