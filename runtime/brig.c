@@ -27,6 +27,7 @@ const struct brig_command brig_commands[] = {
   { "checkpoint", "checkpoint a running container with criu", cmd_checkpoint },
   { "restore", "restore a container from a criu checkpoint", cmd_restore },
   { "events", "print a container's resource statistics and OOM events", cmd_events },
+  { "check", "report how far a config.json is from a boundary (rules, severities)", cmd_check },
   { "spec", "write a default config.json into a bundle", cmd_spec },
   { "features", "print the features this build supports (JSON)", cmd_features },
   { "version", "print the version and the compiled-in features", cmd_version },
@@ -53,6 +54,8 @@ usage (FILE *out)
            "  --systemd-cgroup       use the systemd cgroup manager\n"
            "  --rootless true|false|auto  rootless mode (default auto)\n"
            "  --debug                log debug messages\n"
+           "  --policy FILE          node policy create and run must pass (default\n"
+           "                         /etc/brig/policy.json when present; see 'brig check')\n"
            "  --help, -h             show this help\n"
            "  --version, -v          print the version\n");
 }
@@ -104,7 +107,7 @@ int
 main (int argc, char **argv)
 {
   enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_SYSTEMD, OPT_ROOTLESS, OPT_DEBUG,
-         OPT_CRIU };
+         OPT_CRIU, OPT_POLICY };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
     { "log", required_argument, NULL, OPT_LOG },
@@ -113,6 +116,7 @@ main (int argc, char **argv)
     { "rootless", optional_argument, NULL, OPT_ROOTLESS },
     { "debug", no_argument, NULL, OPT_DEBUG },
     { "criu", required_argument, NULL, OPT_CRIU },
+    { "policy", required_argument, NULL, OPT_POLICY },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'v' },
     { NULL, 0, NULL, 0 },
@@ -157,6 +161,7 @@ main (int argc, char **argv)
             }
           break;
         case OPT_DEBUG: g.debug = true; break;
+        case OPT_POLICY: g.policy = optarg; break;
         case OPT_CRIU: break; /* accepted for runc compatibility; criu is found in $PATH */
         case 'h': usage (stdout); return 0;
         case 'v': cli_print_version (); return 0;

@@ -15,6 +15,7 @@ struct brig_globals {
   bool debug;
   bool systemd_cgroup;         /* --systemd-cgroup */
   int rootless;                /* --rootless: -1 auto, 0 false, 1 true */
+  const char *policy;          /* --policy FILE (sandbox/check.h) */
 };
 
 struct brig_command {
@@ -58,6 +59,7 @@ int cmd_update (struct brig_globals *g, int argc, char **argv);
 int cmd_events (struct brig_globals *g, int argc, char **argv);
 int cmd_checkpoint (struct brig_globals *g, int argc, char **argv);
 int cmd_restore (struct brig_globals *g, int argc, char **argv);
+int cmd_check (struct brig_globals *g, int argc, char **argv);
 
 /* Print the version block (brig version X, spec, features). */
 void cli_print_version (void);

@@ -86,7 +86,7 @@ cmd_create (struct brig_globals *g, int argc, char **argv)
 {
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
+    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
   };
   struct brig_create_opts o = { 0 };
   brig_error err = { 0 };

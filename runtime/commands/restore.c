@@ -36,7 +36,7 @@ cmd_restore (struct brig_globals *g, int argc, char **argv)
   };
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
+    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
   };
   const char *empty_ns[MAX_EMPTY_NS];
   struct brig_restore_opts o = { .c.empty_ns = empty_ns };

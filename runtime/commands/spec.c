@@ -1,6 +1,9 @@
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,14 +14,18 @@
 static void
 spec_usage (void)
 {
-  printf ("Usage: brig spec [--bundle DIR] [--rootless] [--hardened]\n"
+  printf ("Usage: brig spec [--bundle DIR] [--rootless] [--hardened | --sandbox [--userns-base N]]\n"
           "\n"
           "Write a default config.json into the bundle directory (default: the current\n"
           "directory). An existing config.json is never overwritten.\n"
           "\n"
           "  --bundle, -b DIR  bundle directory\n"
           "  --rootless        config for running as an unprivileged user\n"
-          "  --hardened        add brig's default seccomp profile (see docs/security.md)\n");
+          "  --hardened        add brig's default seccomp profile (see docs/security.md)\n"
+          "  --sandbox         a config for untrusted code with no finding under\n"
+          "                    brig check's sandbox profile (see docs/sandbox.md)\n"
+          "  --userns-base N   with --sandbox: host uid/gid of container root (default\n"
+          "                    1879048192, 65536 ids); rootless maps root to your own uid\n");
 }
 
 int
@@ -28,6 +35,8 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
     { "bundle", required_argument, NULL, 'b' },
     { "rootless", no_argument, NULL, 'r' },
     { "hardened", no_argument, NULL, 'H' },
+    { "sandbox", no_argument, NULL, 'S' },
+    { "userns-base", required_argument, NULL, 'U' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -47,11 +56,28 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
       case 'b': bundle = optarg; break;
       case 'r': so.rootless = true; break;
       case 'H': so.hardened = true; break;
+      case 'S': so.sandbox = true; break;
+      case 'U':
+        {
+          char *end;
+          unsigned long long v;
+          errno = 0;
+          v = strtoull (optarg, &end, 10);
+          if (*optarg < '0' || *optarg > '9' || *end != '\0' || errno || v == 0 || v > UINT32_MAX)
+            return cli_usage_error ("spec", "invalid --userns-base \"%s\": expected a host uid 1..4294967295",
+                                    optarg);
+          so.userns_base = (uint32_t) v;
+          break;
+        }
       case 'h': spec_usage (); return 0;
       default: return 1;
       }
   if (optind != argc)
     return cli_usage_error ("spec", "takes no arguments (see 'brig spec --help')");
+  if (so.sandbox && so.hardened)
+    return cli_usage_error ("spec", "--sandbox already holds --hardened's seccomp profile: give one");
+  if (so.userns_base && !so.sandbox)
+    return cli_usage_error ("spec", "--userns-base needs --sandbox");
 
   if (brig_spec_default (&so, &cfg, &err) < 0)
     return cli_fail (&err);

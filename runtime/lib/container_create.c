@@ -30,6 +30,7 @@
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
+#include "sandbox/check.h"
 #include "sandbox/egress.h"
 #include "state.h"
 #include "sync.h"
@@ -842,6 +843,10 @@ create_common (struct create_ctx *c, brig_error *err)
   if (r < 0)
     return r;
   r = validate_config (c, err);
+  if (r < 0)
+    return r;
+  /* Before anything exists, so a refused config leaves nothing behind. */
+  r = brig_policy_enforce (c->ctx->policy, c->cfg, err);
   if (r < 0)
     return r;
   p = c->cfg->process;

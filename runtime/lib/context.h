@@ -9,6 +9,7 @@ struct brig_context {
   bool systemd_cgroup;     /* --systemd-cgroup */
   int rootless;            /* -1 auto, 0 no, 1 yes */
   bool debug;              /* --debug */
+  const char *policy;      /* --policy FILE; NULL: /etc/brig/policy.json if present */
 };
 
 #endif

@@ -18,6 +18,7 @@
 #include "sandbox/egress.h"
 #include "log.h"
 #include "ocispec.h"
+#include "sandbox/check.h"
 #include "state.h"
 #include "utils.h"
 
@@ -597,6 +598,10 @@ brig_container_restore (const struct brig_context *ctx, const struct brig_restor
   if (r < 0)
     return r;
   r = restore_bundle_load (o->bundle, &b, err);
+  if (r < 0)
+    goto out_nostate;
+  /* Restore makes a container from a bundle too: the node policy holds. */
+  r = brig_policy_enforce (ctx->policy, b.cfg, err);
   if (r < 0)
     goto out_nostate;
   if (b.cfg->process && b.cfg->process->has_terminal && b.cfg->process->terminal)

@@ -2,6 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/spec_sandbox.h"
 #include "seccomp.h"
 #include "spec_default.h"
 #include "utils.h"
@@ -153,7 +154,13 @@ int
 brig_spec_default (const struct brig_spec_opts *opts, oci_config **out, brig_error *err)
 {
   oci_error perr = { 0 };
-  oci_config *c = oci_config_parse_data (default_config, sizeof default_config - 1,
+  oci_config *c;
+
+  if (opts->sandbox)
+    return brig_spec_sandbox (opts->rootless || geteuid () != 0,
+                              opts->userns_base ? opts->userns_base : BRIG_SANDBOX_USERNS_BASE,
+                              out, err);
+  c = oci_config_parse_data (default_config, sizeof default_config - 1,
                                          "default config", &perr);
   if (c == NULL)
     {

@@ -3,6 +3,7 @@
 #define BRIG_SPEC_DEFAULT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "ocispec.h"
@@ -10,6 +11,8 @@
 struct brig_spec_opts {
   bool rootless;   /* a user namespace mapping the caller to root, no netns */
   bool hardened;   /* add brig's default seccomp profile */
+  bool sandbox;    /* the config for untrusted code (sandbox/spec_sandbox.h) */
+  uint32_t userns_base; /* sandbox: host id of container root (0: default) */
 };
 
 /* Build the default config (as `runc spec` does, with brig's name). */

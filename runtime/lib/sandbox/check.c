@@ -1,0 +1,371 @@
+/* `brig check`: runs the rules (check_rules.c) over a config, formats the
+ * report as a table or JSON, and enforces a node policy at create. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "sandbox/check_internal.h"
+#include "utils.h"
+
+static const char *const profile_names[] = { "baseline", "restricted", "sandbox" };
+static const char *const severity_names[] = { "info", "low", "medium", "high", "critical" };
+
+int
+brig_check_profile_parse (const char *s, enum brig_check_profile *out)
+{
+  for (int i = 0; i <= BRIG_PROFILE_SANDBOX; i++)
+    if (s && strcmp (s, profile_names[i]) == 0)
+      {
+        *out = (enum brig_check_profile) i;
+        return 0;
+      }
+  return -EINVAL;
+}
+
+int
+brig_check_severity_parse (const char *s, enum brig_check_severity *out)
+{
+  for (int i = 0; i < BRIG_SEV_COUNT; i++)
+    if (s && strcmp (s, severity_names[i]) == 0)
+      {
+        *out = (enum brig_check_severity) i;
+        return 0;
+      }
+  return -EINVAL;
+}
+
+const char *
+brig_check_profile_name (enum brig_check_profile p)
+{
+  return profile_names[p];
+}
+
+const char *
+brig_check_severity_name (enum brig_check_severity s)
+{
+  return severity_names[s];
+}
+
+void
+check_add (struct brig_check_report *rep, const struct brig_check_rule *rule,
+           enum brig_check_severity sev, char *path, const char *fmt, ...)
+{
+  struct brig_finding *f;
+  va_list ap;
+  char *msg;
+
+  if (rule->profile > rep->profile)
+    {
+      free (path);
+      return;
+    }
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  rep->findings = xrealloc (rep->findings, (rep->len + 1) * sizeof *rep->findings);
+  f = &rep->findings[rep->len++];
+  *f = (struct brig_finding) { .rule = rule, .severity = sev, .path = path, .message = msg };
+  rep->counts[sev]++;
+}
+
+void
+brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
+                   enum brig_check_severity fail_on, struct brig_check_report *rep)
+{
+  memset (rep, 0, sizeof *rep);
+  rep->profile = profile;
+  rep->fail_on = fail_on;
+  check_run_rules (cfg, rep);
+  /* Worst first; a stable insertion sort keeps rule order within a
+   * severity (and the report stable from run to run). */
+  for (size_t i = 1; i < rep->len; i++)
+    {
+      struct brig_finding f = rep->findings[i];
+      size_t j = i;
+      for (; j > 0 && rep->findings[j - 1].severity < f.severity; j--)
+        rep->findings[j] = rep->findings[j - 1];
+      rep->findings[j] = f;
+    }
+}
+
+bool
+brig_check_failed (const struct brig_check_report *rep)
+{
+  for (int s = rep->fail_on; s < BRIG_SEV_COUNT; s++)
+    if (rep->counts[s])
+      return true;
+  return false;
+}
+
+void
+brig_check_report_clear (struct brig_check_report *rep)
+{
+  for (size_t i = 0; i < rep->len; i++)
+    {
+      free (rep->findings[i].path);
+      free (rep->findings[i].message);
+    }
+  free (rep->findings);
+  memset (rep, 0, sizeof *rep);
+}
+
+/* "2 critical, 1 high" (only the non-zero counts, worst first). */
+static void
+print_counts (FILE *f, const struct brig_check_report *rep)
+{
+  bool first = true;
+  for (int s = BRIG_SEV_CRITICAL; s >= 0; s--)
+    if (rep->counts[s])
+      {
+        fprintf (f, "%s%zu %s", first ? "" : ", ", rep->counts[s], severity_names[s]);
+        first = false;
+      }
+}
+
+char *
+brig_check_report_text (const struct brig_check_report *rep)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+
+  if (f == NULL)
+    abort ();
+  if (rep->len)
+    fprintf (f, "%-9s %-25s %-34s %s\n", "SEVERITY", "RULE", "PATH", "FINDING");
+  for (size_t i = 0; i < rep->len; i++)
+    {
+      const struct brig_finding *x = &rep->findings[i];
+      fprintf (f, "%-9s %-25s %-34s %s\n", severity_names[x->severity], x->rule->id, x->path,
+               x->message);
+      fprintf (f, "%-9s %-25s why: %s\n%-9s %-25s fix: %s\n", "", "", x->rule->why, "", "",
+               x->rule->fix);
+    }
+  fprintf (f, "%s%zu finding%s", rep->len ? "\n" : "", rep->len, rep->len == 1 ? "" : "s");
+  if (rep->len)
+    {
+      fputs (" (", f);
+      print_counts (f, rep);
+      fputs (")", f);
+    }
+  fprintf (f, " under profile %s; fail-on %s: %s\n", profile_names[rep->profile],
+           severity_names[rep->fail_on], brig_check_failed (rep) ? "FAIL" : "pass");
+  if (fclose (f) != 0)
+    abort ();
+  return buf;
+}
+
+/* s as a JSON string, quotes included. */
+static void
+json_str (FILE *f, const char *s)
+{
+  fputc ('"', f);
+  for (; s && *s; s++)
+    {
+      unsigned char c = (unsigned char) *s;
+      if (c == '"' || c == '\\')
+        fprintf (f, "\\%c", c);
+      else if (c < 0x20)
+        fprintf (f, "\\u%04x", c);
+      else
+        fputc (c, f);
+    }
+  fputc ('"', f);
+}
+
+char *
+brig_check_report_json (const struct brig_check_report *rep, const char *config)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+
+  if (f == NULL)
+    return NULL;
+  fputs ("{\"config\":", f);
+  if (config)
+    json_str (f, config);
+  else
+    fputs ("null", f);
+  fprintf (f, ",\"profile\":\"%s\",\"failOn\":\"%s\",\"pass\":%s,\"counts\":{",
+           profile_names[rep->profile], severity_names[rep->fail_on],
+           brig_check_failed (rep) ? "false" : "true");
+  for (int s = 0; s < BRIG_SEV_COUNT; s++)
+    fprintf (f, "%s\"%s\":%zu", s ? "," : "", severity_names[s], rep->counts[s]);
+  fputs ("},\"findings\":[", f);
+  for (size_t i = 0; i < rep->len; i++)
+    {
+      const struct brig_finding *x = &rep->findings[i];
+      fprintf (f, "%s{\"rule\":\"%s\",\"severity\":\"%s\",\"path\":", i ? "," : "", x->rule->id,
+               severity_names[x->severity]);
+      json_str (f, x->path);
+      fputs (",\"message\":", f);
+      json_str (f, x->message);
+      fputs (",\"why\":", f);
+      json_str (f, x->rule->why);
+      fputs (",\"fix\":", f);
+      json_str (f, x->rule->fix);
+      fputs (",\"source\":", f);
+      json_str (f, x->rule->source);
+      fputc ('}', f);
+    }
+  fputs ("]}\n", f);
+  if (fclose (f) != 0)
+    {
+      free (buf);
+      return NULL;
+    }
+  return buf;
+}
+
+char *
+brig_check_rules_json (void)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+
+  if (f == NULL)
+    return NULL;
+  fputc ('[', f);
+  for (size_t i = 0; i < brig_check_rules_count; i++)
+    {
+      const struct brig_check_rule *r = &brig_check_rules[i];
+      fprintf (f, "%s{\"id\":\"%s\",\"severity\":\"%s\",\"profile\":\"%s\",\"source\":",
+               i ? "," : "", r->id, severity_names[r->severity], profile_names[r->profile]);
+      json_str (f, r->source);
+      fputs (",\"why\":", f);
+      json_str (f, r->why);
+      fputs (",\"fix\":", f);
+      json_str (f, r->fix);
+      fputc ('}', f);
+    }
+  fputs ("]\n", f);
+  if (fclose (f) != 0)
+    {
+      free (buf);
+      return NULL;
+    }
+  return buf;
+}
+
+/* ---- node policy ---- */
+
+static int
+policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_error *err)
+{
+  char ebuf[256] = "";
+  yajl_val root = yajl_tree_parse (buf, ebuf, sizeof ebuf);
+  bool have_profile = false;
+  int r = 0;
+
+  if (root == NULL)
+    {
+      /* yajl's message spans lines; its first line says what broke. */
+      ebuf[strcspn (ebuf, "\n")] = '\0';
+      return brig_error_set (err, 0, "policy %s: invalid JSON: %s", path, ebuf);
+    }
+  pol->fail_on = BRIG_CHECK_DEFAULT_FAIL_ON;
+  if (!YAJL_IS_OBJECT (root))
+    r = brig_error_set (err, 0, "policy %s: expected a JSON object", path);
+  for (size_t i = 0; r == 0 && i < YAJL_GET_OBJECT (root)->len; i++)
+    {
+      const char *k = YAJL_GET_OBJECT (root)->keys[i];
+      yajl_val v = YAJL_GET_OBJECT (root)->values[i];
+      const char *s = YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : NULL;
+      /* Unknown keys are refused: a misspelt key must not weaken a policy. */
+      if (strcmp (k, "profile") == 0)
+        {
+          if (brig_check_profile_parse (s, &pol->profile) < 0)
+            r = brig_error_set (err, 0, "policy %s: profile: expected baseline, restricted or sandbox", path);
+          have_profile = true;
+        }
+      else if (strcmp (k, "failOn") == 0)
+        {
+          if (brig_check_severity_parse (s, &pol->fail_on) < 0)
+            r = brig_error_set (err, 0, "policy %s: failOn: expected info, low, medium, high or critical", path);
+        }
+      else
+        r = brig_error_set (err, 0, "policy %s: unknown key \"%s\" (expected profile, failOn)", path, k);
+    }
+  if (r == 0 && !have_profile)
+    r = brig_error_set (err, 0, "policy %s: profile is required", path);
+  yajl_tree_free (root);
+  return r;
+}
+
+int
+brig_policy_load (const char *path, struct brig_policy *pol, bool *found, brig_error *err)
+{
+  const char *p = path ? path : BRIG_POLICY_DEFAULT;
+  _cleanup_close_ int fd = open (p, O_RDONLY | O_CLOEXEC);
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
+  int r;
+
+  *found = false;
+  if (fd < 0)
+    {
+      /* Only the default may be absent; a named policy that is missing
+       * must not silently mean "no policy". */
+      if (path == NULL && (errno == ENOENT || errno == ENOTDIR))
+        return 0;
+      return brig_error_errno (err, "policy %s", p);
+    }
+  r = brig_read_fd (fd, &buf, &len, err);
+  if (r < 0)
+    return brig_error_wrap (err, "policy %s", p);
+  if (strlen (buf) != len)
+    return brig_error_set (err, 0, "policy %s: contains a NUL byte", p);
+  r = policy_parse (p, buf, pol, err);
+  if (r < 0)
+    return r;
+  *found = true;
+  return 0;
+}
+
+int
+brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
+{
+  struct brig_check_report rep;
+  struct brig_policy pol;
+  bool found;
+  char *msg = NULL;
+  size_t len = 0;
+  FILE *f;
+  int r;
+
+  r = brig_policy_load (path, &pol, &found, err);
+  if (r < 0 || !found)
+    return r;
+  brig_check_config (cfg, pol.profile, pol.fail_on, &rep);
+  if (!brig_check_failed (&rep))
+    {
+      brig_check_report_clear (&rep);
+      return 0;
+    }
+  f = open_memstream (&msg, &len);
+  if (f == NULL)
+    abort ();
+  fprintf (f, "config.json refused by the policy %s (profile %s, fail-on %s):",
+           path ? path : BRIG_POLICY_DEFAULT, profile_names[pol.profile],
+           severity_names[pol.fail_on]);
+  for (size_t i = 0, n = 0; i < rep.len; i++)
+    if (rep.findings[i].severity >= pol.fail_on)
+      fprintf (f, "%s %s %s at %s: %s", n++ ? ";" : "", severity_names[rep.findings[i].severity],
+               rep.findings[i].rule->id, rep.findings[i].path, rep.findings[i].message);
+  fputs (" (see 'brig check')", f);
+  if (fclose (f) != 0)
+    abort ();
+  /* The message says why; strerror (EPERM) would only add noise. */
+  brig_error_set (err, 0, "%s", msg);
+  err->code = EPERM;
+  free (msg);
+  brig_check_report_clear (&rep);
+  return -EPERM;
+}

@@ -1,0 +1,122 @@
+/* `brig check`: is this config a boundary? Rules taken from the published
+ * guidance (CIS Docker Benchmark v1.6.0 section 5, Kubernetes Pod Security
+ * Standards baseline/restricted, NIST SP 800-190 section 4.4) and brig's own
+ * sandbox layer (egress policy), applied to a parsed config.json. The rules
+ * only read the config: no syscalls, so create can afford them when a policy
+ * asks. docs/sandbox.md lists every rule and the JSON report format. */
+#ifndef BRIG_SANDBOX_CHECK_H
+#define BRIG_SANDBOX_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "ocispec.h"
+
+/* Profiles are cumulative: restricted holds every baseline rule, sandbox
+ * every restricted rule. */
+enum brig_check_profile {
+  BRIG_PROFILE_BASELINE,
+  BRIG_PROFILE_RESTRICTED,
+  BRIG_PROFILE_SANDBOX,
+};
+
+enum brig_check_severity {
+  BRIG_SEV_INFO,
+  BRIG_SEV_LOW,
+  BRIG_SEV_MEDIUM,
+  BRIG_SEV_HIGH,
+  BRIG_SEV_CRITICAL,
+};
+#define BRIG_SEV_COUNT (BRIG_SEV_CRITICAL + 1)
+
+/* The fixed part of a rule (check_rules.c holds the table). */
+struct brig_check_rule {
+  const char *id;                      /* stable, kebab-case: "host-ns-pid" */
+  enum brig_check_severity severity;   /* default severity of its findings */
+  enum brig_check_profile profile;     /* the lowest profile it belongs to */
+  const char *source;                  /* the guidance it comes from */
+  const char *why;                     /* what an attacker gains */
+  const char *fix;                     /* what to change in config.json */
+};
+
+/* One weakness found in a config. */
+struct brig_finding {
+  const struct brig_check_rule *rule;
+  enum brig_check_severity severity;   /* may differ from the rule's (ro vs rw) */
+  char *path;                          /* JSON path: linux.namespaces, mounts[3].source */
+  char *message;                       /* what this config does */
+};
+
+/* The findings of one check, in rule order. */
+struct brig_check_report {
+  enum brig_check_profile profile;
+  enum brig_check_severity fail_on;
+  struct brig_finding *findings;
+  size_t len;
+  size_t counts[BRIG_SEV_COUNT];
+};
+
+/* Parse a profile name (baseline, restricted, sandbox); 0 or -EINVAL. */
+int brig_check_profile_parse (const char *s, enum brig_check_profile *out);
+
+/* Parse a severity name (info, low, medium, high, critical); 0 or -EINVAL. */
+int brig_check_severity_parse (const char *s, enum brig_check_severity *out);
+
+/* The name of a profile / severity. */
+const char *brig_check_profile_name (enum brig_check_profile p);
+const char *brig_check_severity_name (enum brig_check_severity s);
+
+/* The default --fail-on: a config with a high or critical finding fails. */
+#define BRIG_CHECK_DEFAULT_FAIL_ON BRIG_SEV_HIGH
+
+/* Run every rule of profile over cfg into *rep (cleared first). Never fails:
+ * a field that is absent is judged as the runtime would apply it. */
+void brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
+                        enum brig_check_severity fail_on, struct brig_check_report *rep);
+
+/* Whether rep holds a finding at or above its fail_on severity. */
+bool brig_check_failed (const struct brig_check_report *rep);
+
+/* Release what rep owns. */
+void brig_check_report_clear (struct brig_check_report *rep);
+
+/* The report as a readable table (malloc'd, ends in a newline). */
+char *brig_check_report_text (const struct brig_check_report *rep);
+
+/* The report as JSON (malloc'd, ends in a newline; see docs/sandbox.md);
+ * config names the checked file (may be NULL). NULL on ENOMEM. */
+char *brig_check_report_json (const struct brig_check_report *rep, const char *config);
+
+/* Every rule as a JSON array (malloc'd, ends in a newline): id, severity,
+ * profile, source, why, fix. NULL on ENOMEM. */
+char *brig_check_rules_json (void);
+
+/* The full rule table and its length (for docs and tests). */
+extern const struct brig_check_rule brig_check_rules[];
+extern const size_t brig_check_rules_count;
+
+/* ---- node policy (`brig --policy FILE`, default BRIG_POLICY_DEFAULT) ---- */
+
+#define BRIG_POLICY_DEFAULT "/etc/brig/policy.json"
+
+/* A node policy: the profile every create must pass, and from which
+ * severity a finding refuses it. */
+struct brig_policy {
+  enum brig_check_profile profile;
+  enum brig_check_severity fail_on;
+};
+
+/* Load the policy at path, or at BRIG_POLICY_DEFAULT when path is NULL.
+ * *found is false (and 0 returned) only when path is NULL and the default
+ * file does not exist; that case costs one open(2). A named file that is
+ * missing or unreadable, bad JSON, or an unknown profile or key is an error
+ * (fail closed). */
+int brig_policy_load (const char *path, struct brig_policy *pol, bool *found, brig_error *err);
+
+/* Enforce the node policy on cfg before create touches the system: 0 when
+ * there is no policy or cfg passes it; else -EPERM with the findings at or
+ * above fail_on in err. */
+int brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err);
+
+#endif

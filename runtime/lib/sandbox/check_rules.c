@@ -1,0 +1,676 @@
+/* The rules of `brig check`. Each reads the parsed config only (bind-mount
+ * sources are also resolved with realpath(3), so a symlink on the host does
+ * not hide a sensitive directory). Sources: CIS Docker Benchmark v1.6.0
+ * section 5 ("CIS 5.n"), Kubernetes Pod Security Standards ("PSS"), NIST SP
+ * 800-190 section 4.4 ("NIST 4.4.n"), brig issue #12 (egress). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sandbox/check_internal.h"
+#include "utils.h"
+
+enum {
+  R_CAP_ADDED, R_CAP_NOT_DROPPED, R_CAP_ANY,
+  R_NS_MOUNT, R_NS_PID, R_NS_NETWORK, R_NS_IPC, R_NS_UTS, R_NS_CGROUP,
+  R_NO_USERNS, R_ROOT_USER,
+  R_SECCOMP_UNCONFINED, R_SECCOMP_DENYLIST, R_NO_NEW_PRIVS, R_LSM_UNCONFINED,
+  R_SENSITIVE_MOUNT, R_HOST_BIND_WRITABLE, R_PROPAGATION_SHARED,
+  R_DEVICES_ALL, R_HOST_DEVICE, R_PROC_UNMASKED, R_KERNEL_FS_WRITABLE, R_SYSCTL_UNSAFE,
+  R_ROOTFS_WRITABLE, R_NO_MEMORY_LIMIT, R_NO_PIDS_LIMIT, R_NO_CPU_LIMIT,
+  R_EGRESS_UNSET,
+  R_COUNT
+};
+
+#define B BRIG_PROFILE_BASELINE
+#define R BRIG_PROFILE_RESTRICTED
+#define S BRIG_PROFILE_SANDBOX
+
+const struct brig_check_rule brig_check_rules[R_COUNT] = {
+  [R_CAP_ADDED] = { "cap-added", BRIG_SEV_CRITICAL, B,
+    "PSS baseline Capabilities; CIS 5.3, 5.4",
+    "a capability outside Docker's default set (CAP_SYS_ADMIN, CAP_SYS_MODULE, CAP_SYS_PTRACE, CAP_NET_ADMIN, ...) is a known way out of the container",
+    "remove it from every set of process.capabilities" },
+  [R_CAP_NOT_DROPPED] = { "cap-not-dropped", BRIG_SEV_MEDIUM, R,
+    "PSS restricted Capabilities (drop ALL, add only NET_BIND_SERVICE)",
+    "each default capability (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SETUID, ...) widens what a compromised process can do to files and ids",
+    "remove every capability except CAP_NET_BIND_SERVICE from process.capabilities" },
+  [R_CAP_ANY] = { "cap-any", BRIG_SEV_LOW, S,
+    "brig sandbox; NIST 4.4.4",
+    "untrusted code needs no capability at all",
+    "empty every set of process.capabilities" },
+  [R_NS_MOUNT] = { "host-ns-mount", BRIG_SEV_CRITICAL, B,
+    "NIST 4.4.4",
+    "without its own mount namespace the container's mounts and pivot change the host's filesystem view",
+    "add {\"type\":\"mount\"} to linux.namespaces" },
+  [R_NS_PID] = { "host-ns-pid", BRIG_SEV_HIGH, B,
+    "PSS baseline Host Namespaces (hostPID); CIS 5.15",
+    "the host's processes are visible and can be signalled or ptraced; /proc/PID/root and environ leak secrets",
+    "add {\"type\":\"pid\"} (no path) to linux.namespaces" },
+  [R_NS_NETWORK] = { "host-ns-network", BRIG_SEV_HIGH, B,
+    "PSS baseline Host Namespaces (hostNetwork); CIS 5.9",
+    "the host's interfaces, loopback services and abstract unix sockets are reachable",
+    "add {\"type\":\"network\"} (no path) to linux.namespaces" },
+  [R_NS_IPC] = { "host-ns-ipc", BRIG_SEV_HIGH, B,
+    "PSS baseline Host Namespaces (hostIPC); CIS 5.16",
+    "the host's System V shared memory and message queues can be read and written",
+    "add {\"type\":\"ipc\"} (no path) to linux.namespaces" },
+  [R_NS_UTS] = { "host-ns-uts", BRIG_SEV_MEDIUM, B,
+    "CIS 5.20",
+    "the container can change the host's hostname and domain name",
+    "add {\"type\":\"uts\"} (no path) to linux.namespaces" },
+  [R_NS_CGROUP] = { "host-ns-cgroup", BRIG_SEV_LOW, S,
+    "NIST 4.4.4",
+    "the host's cgroup paths are visible in /proc/self/cgroup and the cgroup mounts",
+    "add {\"type\":\"cgroup\"} to linux.namespaces" },
+  [R_NO_USERNS] = { "no-userns", BRIG_SEV_HIGH, R,
+    "CIS 5.30; NIST 4.4.4",
+    "without a user namespace mapping root to an unprivileged host range, root in the container is root on the host: any escape is a host root compromise",
+    "add {\"type\":\"user\"} to linux.namespaces with uidMappings/gidMappings whose hostID range excludes 0 (brig spec --sandbox does)" },
+  [R_ROOT_USER] = { "root-user", BRIG_SEV_MEDIUM, R,
+    "PSS restricted Running as Non-root, Non-root groups; CIS 4.1",
+    "the process runs as host uid or gid 0, which owns most of the host's files",
+    "set process.user.uid/gid to a non-zero id, or map them to an unprivileged host id with a user namespace" },
+  [R_SECCOMP_UNCONFINED] = { "seccomp-unconfined", BRIG_SEV_HIGH, B,
+    "PSS baseline/restricted Seccomp; CIS 5.21",
+    "every system call is reachable, including the rarely used ones where kernel exploits live",
+    "set linux.seccomp to an allowlist (defaultAction SCMP_ACT_ERRNO), e.g. brig spec --hardened" },
+  [R_SECCOMP_DENYLIST] = { "seccomp-denylist", BRIG_SEV_MEDIUM, R,
+    "PSS restricted Seccomp (RuntimeDefault or Localhost); NIST 4.4.4",
+    "a profile that allows by default lets through every system call it forgot, including new ones",
+    "use a profile whose defaultAction denies (SCMP_ACT_ERRNO, SCMP_ACT_KILL_PROCESS)" },
+  [R_NO_NEW_PRIVS] = { "no-new-privileges", BRIG_SEV_MEDIUM, R,
+    "PSS restricted Privilege Escalation; CIS 5.25",
+    "setuid and file-capability binaries in the image can raise the process's privileges",
+    "set process.noNewPrivileges to true" },
+  [R_LSM_UNCONFINED] = { "lsm-unconfined", BRIG_SEV_MEDIUM, B,
+    "PSS baseline AppArmor, SELinux; CIS 5.1, 5.2",
+    "the AppArmor or SELinux confinement the host would apply is switched off",
+    "remove process.apparmorProfile \"unconfined\" and the spc_t/unconfined_t process.selinuxLabel" },
+  [R_SENSITIVE_MOUNT] = { "sensitive-mount", BRIG_SEV_CRITICAL, B,
+    "CIS 5.5, 5.31; PSS baseline HostPath Volumes",
+    "a host directory such as /, /etc, /proc, /sys, /dev or an engine's socket (docker, containerd, podman, CRI-O) gives the container control of the host",
+    "remove the bind mount, or bind a dedicated directory instead" },
+  [R_HOST_BIND_WRITABLE] = { "host-bind-writable", BRIG_SEV_LOW, S,
+    "PSS baseline HostPath Volumes; NIST 4.4.4",
+    "untrusted code can write host files that something on the host may later read or run",
+    "add \"ro\" to the mount's options, or use a tmpfs" },
+  [R_PROPAGATION_SHARED] = { "mount-propagation-shared", BRIG_SEV_MEDIUM, B,
+    "CIS 5.19",
+    "mounts made inside the container propagate to the host (and the host's into the container)",
+    "use private, rprivate, slave or rslave propagation" },
+  [R_DEVICES_ALL] = { "devices-all", BRIG_SEV_CRITICAL, B,
+    "CIS 5.4, 5.17",
+    "the device cgroup allows every device: with mknod or a bound /dev the host's disks can be opened",
+    "replace the allow-all entry of linux.resources.devices with {\"allow\":false,\"access\":\"rwm\"}" },
+  [R_HOST_DEVICE] = { "host-device", BRIG_SEV_MEDIUM, R,
+    "CIS 5.17",
+    "a host device node beyond the standard ones (null, zero, full, random, urandom, tty) is exposed",
+    "remove it from linux.devices" },
+  [R_PROC_UNMASKED] = { "proc-unmasked", BRIG_SEV_MEDIUM, B,
+    "PSS baseline /proc Mount Type; CIS 5.4",
+    "files of /proc and /sys that leak host secrets or control the host kernel are reachable",
+    "add the path to linux.maskedPaths (or linux.readonlyPaths), as brig spec writes them" },
+  [R_KERNEL_FS_WRITABLE] = { "kernel-fs-writable", BRIG_SEV_MEDIUM, B,
+    "CIS 5.4; NIST 4.4.4",
+    "a writable sysfs or cgroupfs lets the container change kernel and cgroup settings",
+    "add \"ro\" to the mount's options" },
+  [R_SYSCTL_UNSAFE] = { "sysctl-unsafe", BRIG_SEV_HIGH, B,
+    "PSS baseline Sysctls",
+    "a sysctl outside the namespaced safe set changes the host kernel or other containers",
+    "remove it from linux.sysctl; only kernel.shm_rmid_forced, net.ipv4.ip_local_port_range, ip_local_reserved_ports, ip_unprivileged_port_start, tcp_syncookies, ping_group_range, tcp_keepalive_time/intvl/probes and tcp_fin_timeout are safe" },
+  [R_ROOTFS_WRITABLE] = { "rootfs-writable", BRIG_SEV_MEDIUM, R,
+    "CIS 5.12; NIST 4.4.5",
+    "untrusted code can change the image's programs and libraries and persist there",
+    "set root.readonly to true and mount a tmpfs where writes are needed" },
+  [R_NO_MEMORY_LIMIT] = { "no-memory-limit", BRIG_SEV_MEDIUM, R,
+    "CIS 5.10; NIST 4.4.4",
+    "the container can take all of the host's memory",
+    "set linux.resources.memory.limit (and swap to the same value)" },
+  [R_NO_PIDS_LIMIT] = { "no-pids-limit", BRIG_SEV_MEDIUM, R,
+    "CIS 5.28; NIST 4.4.4",
+    "a fork bomb in the container exhausts the host's pids",
+    "set linux.resources.pids.limit" },
+  [R_NO_CPU_LIMIT] = { "no-cpu-limit", BRIG_SEV_LOW, S,
+    "CIS 5.11; NIST 4.4.4",
+    "the container can take every CPU of the host",
+    "set linux.resources.cpu.quota and period (or cpu.shares)" },
+  [R_EGRESS_UNSET] = { "egress-unset", BRIG_SEV_HIGH, S,
+    "brig issue #12 egress policy; NIST 4.4.3; CWE-918",
+    "with no egress policy the container reaches the cloud metadata endpoint, link-local and private services (SSRF)",
+    "set annotations[\"run.brig.egress\"] to public, allowlist or none (docs/sandbox.md)" },
+};
+const size_t brig_check_rules_count = R_COUNT;
+
+#undef B
+#undef R
+#undef S
+
+#define ADD(rep, r, sev, path, ...) \
+  check_add ((rep), &brig_check_rules[r], (sev), (path), __VA_ARGS__)
+#define RULE_SEV(r) (brig_check_rules[r].severity)
+
+static bool
+strv_has (char *const *v, size_t n, const char *s)
+{
+  for (size_t i = 0; i < n; i++)
+    if (v[i] && strcmp (v[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* ---- capabilities ---- */
+
+/* Docker's default set, which PSS baseline allows (without the CAP_). */
+static const char *const baseline_caps[] = {
+  "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+  "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT", NULL,
+};
+
+/* "cap_sys_admin", "CAP_SYS_ADMIN", "sys_admin" -> "SYS_ADMIN" in buf. */
+static const char *
+cap_norm (const char *c, char *buf, size_t size)
+{
+  size_t i;
+  if (strncasecmp (c, "CAP_", 4) == 0)
+    c += 4;
+  for (i = 0; c[i] && i + 1 < size; i++)
+    buf[i] = (c[i] >= 'a' && c[i] <= 'z') ? (char) (c[i] - 'a' + 'A') : c[i];
+  buf[i] = '\0';
+  return buf;
+}
+
+static void
+rule_caps (const oci_process *p, struct brig_check_report *rep)
+{
+  const oci_capabilities *c = p->capabilities;
+  if (c == NULL)
+    return;
+  struct { const char *name; char **v; size_t n; } sets[] = {
+    { "bounding", c->bounding, c->bounding_len },
+    { "effective", c->effective, c->effective_len },
+    { "permitted", c->permitted, c->permitted_len },
+    { "inheritable", c->inheritable, c->inheritable_len },
+    { "ambient", c->ambient, c->ambient_len },
+  };
+  char seen[64][32];
+  size_t nseen = 0;
+
+  for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+    for (size_t i = 0; i < sets[s].n; i++)
+      {
+        char name[32];
+        bool dup = false, allowed = false;
+        cap_norm (sets[s].v[i], name, sizeof name);
+        for (size_t k = 0; k < nseen && !dup; k++)
+          dup = strcmp (seen[k], name) == 0;
+        if (dup)
+          continue;
+        if (nseen < 64)
+          strcpy (seen[nseen++], name);
+        for (size_t k = 0; baseline_caps[k] && !allowed; k++)
+          allowed = strcmp (baseline_caps[k], name) == 0;
+        /* One finding per capability, from the strictest rule it breaks. */
+        if (!allowed)
+          ADD (rep, R_CAP_ADDED, RULE_SEV (R_CAP_ADDED),
+               xasprintf ("process.capabilities.%s[%zu]", sets[s].name, i),
+               "CAP_%s is outside the default set", name);
+        else if (strcmp (name, "NET_BIND_SERVICE") != 0)
+          ADD (rep, R_CAP_NOT_DROPPED, RULE_SEV (R_CAP_NOT_DROPPED),
+               xasprintf ("process.capabilities.%s[%zu]", sets[s].name, i),
+               "CAP_%s is kept", name);
+        else
+          ADD (rep, R_CAP_ANY, RULE_SEV (R_CAP_ANY),
+               xasprintf ("process.capabilities.%s[%zu]", sets[s].name, i),
+               "CAP_%s is kept", name);
+      }
+}
+
+/* ---- namespaces and ids ---- */
+
+static const oci_namespace *
+find_ns (const oci_linux *l, const char *type, size_t *idx)
+{
+  for (size_t i = 0; l && i < l->namespaces_len; i++)
+    if (l->namespaces[i].type && strcmp (l->namespaces[i].type, type) == 0)
+      {
+        *idx = i;
+        return &l->namespaces[i];
+      }
+  return NULL;
+}
+
+/* A path naming the host's own namespace (pid 1's, or brig's). */
+static bool
+is_host_ns_path (const char *path)
+{
+  return path && (strncmp (path, "/proc/1/ns/", 11) == 0
+                  || strncmp (path, "/proc/self/ns/", 14) == 0
+                  || strncmp (path, "/proc/thread-self/ns/", 21) == 0);
+}
+
+static void
+rule_namespaces (const oci_linux *l, struct brig_check_report *rep)
+{
+  static const struct { const char *type; int rule; } want[] = {
+    { "mount", R_NS_MOUNT }, { "pid", R_NS_PID }, { "network", R_NS_NETWORK },
+    { "ipc", R_NS_IPC }, { "uts", R_NS_UTS }, { "cgroup", R_NS_CGROUP },
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    {
+      size_t idx = 0;
+      const oci_namespace *ns = find_ns (l, want[i].type, &idx);
+      if (ns == NULL)
+        ADD (rep, want[i].rule, RULE_SEV (want[i].rule), xstrdup ("linux.namespaces"),
+             "no %s namespace: the host's is shared", want[i].type);
+      else if (is_host_ns_path (ns->path))
+        ADD (rep, want[i].rule, RULE_SEV (want[i].rule),
+             xasprintf ("linux.namespaces[%zu].path", idx),
+             "joins the host's %s namespace (%s)", want[i].type, ns->path);
+    }
+}
+
+/* The host id that container id maps to; false when unmapped. */
+static bool
+map_id (const oci_id_mapping *m, size_t n, uint32_t id, uint32_t *host)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= m[i].container_id && (uint64_t) id < (uint64_t) m[i].container_id + m[i].size)
+      {
+        *host = m[i].host_id + (id - m[i].container_id);
+        return true;
+      }
+  return false;
+}
+
+static void
+rule_userns (const oci_linux *l, struct brig_check_report *rep)
+{
+  size_t idx = 0;
+  const oci_namespace *ns = find_ns (l, "user", &idx);
+  if (ns == NULL)
+    {
+      ADD (rep, R_NO_USERNS, RULE_SEV (R_NO_USERNS), xstrdup ("linux.namespaces"),
+           "no user namespace: root in the container is root on the host");
+      return;
+    }
+  if (is_host_ns_path (ns->path))
+    {
+      ADD (rep, R_NO_USERNS, RULE_SEV (R_NO_USERNS), xasprintf ("linux.namespaces[%zu].path", idx),
+           "joins the host's user namespace (%s)", ns->path);
+      return;
+    }
+  struct { const char *name; const oci_id_mapping *m; size_t n; } maps[] = {
+    { "uidMappings", l->uid_mappings, l->uid_mappings_len },
+    { "gidMappings", l->gid_mappings, l->gid_mappings_len },
+  };
+  for (size_t k = 0; k < 2; k++)
+    for (size_t i = 0; i < maps[k].n; i++)
+      if (maps[k].m[i].host_id == 0
+          || (uint64_t) maps[k].m[i].host_id + maps[k].m[i].size > UINT64_C (0x100000000))
+        ADD (rep, R_NO_USERNS, RULE_SEV (R_NO_USERNS), xasprintf ("linux.%s[%zu]", maps[k].name, i),
+             "maps host id 0 into the container");
+}
+
+static void
+rule_root_user (const oci_config *cfg, struct brig_check_report *rep)
+{
+  const oci_process *p = cfg->process;
+  const oci_linux *l = cfg->linux;
+  size_t idx;
+  bool userns = find_ns (l, "user", &idx) != NULL;
+  uint32_t uid = p->user && p->user->has_uid ? p->user->uid : 0;
+  uint32_t gid = p->user && p->user->has_gid ? p->user->gid : 0;
+  uint32_t h;
+
+  /* Root inside a user namespace whose range excludes host 0 is not host
+   * root (as PSS relaxes runAsNonRoot for user-namespaced pods). */
+  if (userns ? map_id (l->uid_mappings, l->uid_mappings_len, uid, &h) && h == 0 : uid == 0)
+    ADD (rep, R_ROOT_USER, RULE_SEV (R_ROOT_USER), xstrdup ("process.user.uid"),
+         "runs as uid %u, which is host root", uid);
+  if (userns ? map_id (l->gid_mappings, l->gid_mappings_len, gid, &h) && h == 0 : gid == 0)
+    ADD (rep, R_ROOT_USER, RULE_SEV (R_ROOT_USER), xstrdup ("process.user.gid"),
+         "runs as gid %u, which is host gid 0", gid);
+  for (size_t i = 0; p->user && i < p->user->additional_gids_len; i++)
+    {
+      uint32_t g = p->user->additional_gids[i];
+      if (userns ? map_id (l->gid_mappings, l->gid_mappings_len, g, &h) && h == 0 : g == 0)
+        ADD (rep, R_ROOT_USER, RULE_SEV (R_ROOT_USER),
+             xasprintf ("process.user.additionalGids[%zu]", i), "has group %u, host gid 0", g);
+    }
+}
+
+/* ---- seccomp, no_new_privs, LSMs ---- */
+
+static bool
+action_allows (const char *a)
+{
+  return a && (strcmp (a, "SCMP_ACT_ALLOW") == 0 || strcmp (a, "SCMP_ACT_LOG") == 0);
+}
+
+static void
+rule_seccomp (const oci_linux *l, struct brig_check_report *rep)
+{
+  const oci_seccomp *s = l ? l->seccomp : NULL;
+  bool blocks = false;
+
+  if (s == NULL)
+    {
+      ADD (rep, R_SECCOMP_UNCONFINED, RULE_SEV (R_SECCOMP_UNCONFINED), xstrdup ("linux.seccomp"),
+           "no seccomp profile");
+      return;
+    }
+  if (!action_allows (s->default_action))
+    return;
+  for (size_t i = 0; i < s->syscalls_len && !blocks; i++)
+    blocks = !action_allows (s->syscalls[i].action);
+  if (!blocks)
+    ADD (rep, R_SECCOMP_UNCONFINED, RULE_SEV (R_SECCOMP_UNCONFINED),
+         xstrdup ("linux.seccomp.defaultAction"), "%s with no rule that blocks", s->default_action);
+  else
+    ADD (rep, R_SECCOMP_DENYLIST, RULE_SEV (R_SECCOMP_DENYLIST),
+         xstrdup ("linux.seccomp.defaultAction"), "%s: a denylist", s->default_action);
+}
+
+static void
+rule_process_flags (const oci_process *p, struct brig_check_report *rep)
+{
+  if (!(p->has_no_new_privileges && p->no_new_privileges))
+    ADD (rep, R_NO_NEW_PRIVS, RULE_SEV (R_NO_NEW_PRIVS), xstrdup ("process.noNewPrivileges"),
+         "is not true");
+  if (p->apparmor_profile && strcmp (p->apparmor_profile, "unconfined") == 0)
+    ADD (rep, R_LSM_UNCONFINED, RULE_SEV (R_LSM_UNCONFINED), xstrdup ("process.apparmorProfile"),
+         "is unconfined");
+  if (p->selinux_label && (strstr (p->selinux_label, ":spc_t") || strstr (p->selinux_label, ":unconfined_t")))
+    ADD (rep, R_LSM_UNCONFINED, RULE_SEV (R_LSM_UNCONFINED), xstrdup ("process.selinuxLabel"),
+         "%s is an unconfined type", p->selinux_label);
+}
+
+/* ---- mounts ---- */
+
+/* Host paths a container must never see. tree: also anything below it
+ * (else only the path itself and its parents, as the engines keep each
+ * container's own files below /var/lib/docker, /var/lib/kubelet, ...).
+ * sock: reaching it at all is control of the host, even read-only. */
+static const struct { const char *path; bool tree; bool sock; } sensitive[] = {
+  { "/", false, false }, { "/proc", true, false }, { "/sys", true, false },
+  { "/dev", true, false }, { "/etc", true, false }, { "/boot", true, false },
+  { "/root", true, false }, { "/lib/modules", true, false }, { "/usr", false, false },
+  { "/lib", false, false }, { "/lib64", false, false }, { "/bin", false, false },
+  { "/sbin", false, false }, { "/home", false, false }, { "/var", false, false },
+  { "/var/lib", false, false }, { "/var/log", false, false },
+  { "/var/lib/docker", false, false }, { "/var/lib/containerd", false, false },
+  { "/var/lib/containers", false, false }, { "/var/lib/kubelet", false, false },
+  { "/var/lib/kubelet/pki", true, false }, { "/run", false, false },
+  { "/run/docker.sock", true, true }, { "/run/docker", true, true },
+  { "/run/containerd", true, true }, { "/run/podman", true, true },
+  { "/run/crio", true, true }, { "/run/buildkit", true, true }, { "/run/k3s", true, true },
+  { "/run/dbus", true, true }, { "/run/systemd", true, true }, { "/run/user", true, true },
+};
+
+/* Lexically normalise an absolute path into buf: no "//", ".", "..", no
+ * trailing slash; /var/run is /run (a symlink on every distribution). */
+static void
+path_norm (const char *in, char *buf, size_t size)
+{
+  size_t n = 0;
+  const char *p = in;
+  buf[0] = '\0';
+  while (*p)
+    {
+      const char *e;
+      size_t len;
+      while (*p == '/')
+        p++;
+      e = strchrnul (p, '/');
+      len = (size_t) (e - p);
+      if (len == 0 || (len == 1 && p[0] == '.'))
+        ;
+      else if (len == 2 && p[0] == '.' && p[1] == '.')
+        {
+          while (n > 0 && buf[n - 1] != '/')
+            n--;
+          if (n > 0)
+            n--;
+          buf[n] = '\0';
+        }
+      else if (n + 1 + len < size)
+        {
+          buf[n++] = '/';
+          memcpy (buf + n, p, len);
+          n += len;
+          buf[n] = '\0';
+        }
+      p = e;
+    }
+  if (n == 0)
+    strcpy (buf, "/");
+  if (strncmp (buf, "/var/run", 8) == 0 && (buf[8] == '\0' || buf[8] == '/'))
+    memmove (buf, buf + 4, strlen (buf + 4) + 1);
+}
+
+static bool
+is_under (const char *p, const char *dir)
+{
+  size_t n = strlen (dir);
+  if (strcmp (dir, "/") == 0)
+    return p[0] == '/' && p[1] != '\0';
+  return strncmp (p, dir, n) == 0 && p[n] == '/';
+}
+
+/* The sensitive entry src touches (is, holds, or lies in a tree), or -1. */
+static int
+sensitive_match (const char *src)
+{
+  for (size_t i = 0; i < sizeof sensitive / sizeof sensitive[0]; i++)
+    if (strcmp (src, sensitive[i].path) == 0 || is_under (sensitive[i].path, src)
+        || (sensitive[i].tree && is_under (src, sensitive[i].path)))
+      return (int) i;
+  return -1;
+}
+
+static bool
+is_bind (const oci_mount *m)
+{
+  return (m->type && strcmp (m->type, "bind") == 0)
+    || strv_has (m->options, m->options_len, "bind")
+    || strv_has (m->options, m->options_len, "rbind");
+}
+
+static void
+rule_mounts (const oci_config *cfg, struct brig_check_report *rep)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      const oci_mount *m = &cfg->mounts[i];
+      bool ro = strv_has (m->options, m->options_len, "ro");
+      char norm[PATH_MAX], real[PATH_MAX];
+      int s = -1;
+
+      if (strv_has (m->options, m->options_len, "shared")
+          || strv_has (m->options, m->options_len, "rshared"))
+        ADD (rep, R_PROPAGATION_SHARED, RULE_SEV (R_PROPAGATION_SHARED),
+             xasprintf ("mounts[%zu].options", i), "%s is mounted shared", m->destination);
+      if (m->type && !ro && (strcmp (m->type, "sysfs") == 0 || strcmp (m->type, "cgroup") == 0
+                             || strcmp (m->type, "cgroup2") == 0))
+        ADD (rep, R_KERNEL_FS_WRITABLE, RULE_SEV (R_KERNEL_FS_WRITABLE),
+             xasprintf ("mounts[%zu].options", i), "%s (%s) is writable", m->destination, m->type);
+      if (!is_bind (m) || m->source == NULL || m->source[0] != '/')
+        continue;
+      path_norm (m->source, norm, sizeof norm);
+      s = sensitive_match (norm);
+      /* Also judge where a host symlink leads, as the mount will follow it. */
+      if (s < 0 && realpath (m->source, real) != NULL)
+        {
+          path_norm (real, norm, sizeof norm);
+          s = sensitive_match (norm);
+        }
+      if (s >= 0)
+        ADD (rep, R_SENSITIVE_MOUNT,
+             ro && !sensitive[s].sock ? BRIG_SEV_HIGH : BRIG_SEV_CRITICAL,
+             xasprintf ("mounts[%zu].source", i), "host %s (%s) is bound at %s%s", norm,
+             sensitive[s].path, m->destination, ro ? " read-only" : " writable");
+      else if (!ro)
+        ADD (rep, R_HOST_BIND_WRITABLE, RULE_SEV (R_HOST_BIND_WRITABLE),
+             xasprintf ("mounts[%zu].options", i), "host %s is bound writable at %s", m->source,
+             m->destination);
+    }
+  if (cfg->linux && cfg->linux->rootfs_propagation
+      && strstr (cfg->linux->rootfs_propagation, "shared") != NULL)
+    ADD (rep, R_PROPAGATION_SHARED, RULE_SEV (R_PROPAGATION_SHARED),
+         xstrdup ("linux.rootfsPropagation"), "is %s", cfg->linux->rootfs_propagation);
+}
+
+/* ---- devices, /proc, sysctls ---- */
+
+static void
+rule_devices (const oci_linux *l, struct brig_check_report *rep)
+{
+  static const char *const std[] = {
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL,
+  };
+  const oci_resources *res = l->resources;
+  for (size_t i = 0; res && i < res->devices_len; i++)
+    {
+      const oci_device_cgroup *d = &res->devices[i];
+      bool any_type = d->type == NULL || strcmp (d->type, "a") == 0;
+      bool any_major = !d->has_major || d->major < 0;
+      bool any_minor = !d->has_minor || d->minor < 0;
+      if (d->allow && any_type && any_major && any_minor)
+        ADD (rep, R_DEVICES_ALL, RULE_SEV (R_DEVICES_ALL),
+             xasprintf ("linux.resources.devices[%zu]", i), "allows every device");
+    }
+  for (size_t i = 0; i < l->devices_len; i++)
+    {
+      bool ok = false;
+      for (size_t k = 0; std[k] && !ok; k++)
+        ok = l->devices[i].path && strcmp (l->devices[i].path, std[k]) == 0;
+      if (!ok)
+        ADD (rep, R_HOST_DEVICE, RULE_SEV (R_HOST_DEVICE), xasprintf ("linux.devices[%zu]", i),
+             "%s is created in the container", l->devices[i].path ? l->devices[i].path : "?");
+    }
+}
+
+static bool
+has_mount_type (const oci_config *cfg, const char *type)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if (cfg->mounts[i].type && strcmp (cfg->mounts[i].type, type) == 0)
+      return true;
+  return false;
+}
+
+static void
+rule_proc_masks (const oci_config *cfg, struct brig_check_report *rep)
+{
+  static const char *const masked[] = { "/proc/kcore", "/proc/keys", "/proc/timer_list", NULL };
+  static const char *const ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", NULL };
+  const oci_linux *l = cfg->linux;
+  char **mv = l ? l->masked_paths : NULL, **rv = l ? l->readonly_paths : NULL;
+  size_t mn = l ? l->masked_paths_len : 0, rn = l ? l->readonly_paths_len : 0;
+
+  if (has_mount_type (cfg, "proc"))
+    {
+      for (size_t i = 0; masked[i]; i++)
+        if (!strv_has (mv, mn, masked[i]))
+          ADD (rep, R_PROC_UNMASKED, RULE_SEV (R_PROC_UNMASKED), xstrdup ("linux.maskedPaths"),
+               "%s is not masked", masked[i]);
+      for (size_t i = 0; ro[i]; i++)
+        if (!strv_has (mv, mn, ro[i]) && !strv_has (rv, rn, ro[i]))
+          ADD (rep, R_PROC_UNMASKED, RULE_SEV (R_PROC_UNMASKED), xstrdup ("linux.readonlyPaths"),
+               "%s is neither masked nor read-only", ro[i]);
+    }
+  if (has_mount_type (cfg, "sysfs") && !strv_has (mv, mn, "/sys/firmware"))
+    ADD (rep, R_PROC_UNMASKED, RULE_SEV (R_PROC_UNMASKED), xstrdup ("linux.maskedPaths"),
+         "/sys/firmware is not masked");
+}
+
+static void
+rule_sysctl (const oci_linux *l, struct brig_check_report *rep)
+{
+  static const char *const safe[] = {
+    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range",
+    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes", NULL,
+  };
+  for (size_t i = 0; l->sysctl && i < l->sysctl->len; i++)
+    {
+      char key[256];
+      bool ok = false;
+      size_t k;
+      /* Either separator: net/ipv4/tcp_syncookies is the same key. */
+      for (k = 0; l->sysctl->keys[i][k] && k + 1 < sizeof key; k++)
+        key[k] = l->sysctl->keys[i][k] == '/' ? '.' : l->sysctl->keys[i][k];
+      key[k] = '\0';
+      for (k = 0; safe[k] && !ok; k++)
+        ok = strcmp (key, safe[k]) == 0;
+      if (!ok)
+        ADD (rep, R_SYSCTL_UNSAFE, RULE_SEV (R_SYSCTL_UNSAFE),
+             xasprintf ("linux.sysctl[\"%s\"]", l->sysctl->keys[i]), "is not in the safe set");
+    }
+}
+
+/* ---- root, limits, egress ---- */
+
+static void
+rule_limits (const oci_config *cfg, struct brig_check_report *rep)
+{
+  const oci_resources *r = cfg->linux ? cfg->linux->resources : NULL;
+  const oci_cpu *cpu = r ? r->cpu : NULL;
+
+  if (!(cfg->root && cfg->root->has_readonly && cfg->root->readonly))
+    ADD (rep, R_ROOTFS_WRITABLE, RULE_SEV (R_ROOTFS_WRITABLE), xstrdup ("root.readonly"),
+         "the root filesystem is writable");
+  if (!(r && r->memory && r->memory->has_limit && r->memory->limit > 0))
+    ADD (rep, R_NO_MEMORY_LIMIT, RULE_SEV (R_NO_MEMORY_LIMIT),
+         xstrdup ("linux.resources.memory.limit"), "no memory limit");
+  if (!(r && r->pids && r->pids->has_limit && r->pids->limit > 0))
+    ADD (rep, R_NO_PIDS_LIMIT, RULE_SEV (R_NO_PIDS_LIMIT), xstrdup ("linux.resources.pids.limit"),
+         "no pids limit");
+  if (!(cpu && ((cpu->has_quota && cpu->quota > 0) || (cpu->has_shares && cpu->shares > 0))))
+    ADD (rep, R_NO_CPU_LIMIT, RULE_SEV (R_NO_CPU_LIMIT), xstrdup ("linux.resources.cpu"),
+         "no CPU quota or shares");
+}
+
+static void
+rule_egress (const oci_config *cfg, struct brig_check_report *rep)
+{
+  size_t idx;
+  const char *v = oci_map_get (cfg->annotations, "run.brig.egress");
+
+  /* No network namespace at all is host-ns-network's finding. */
+  if (find_ns (cfg->linux, "network", &idx) == NULL)
+    return;
+  if (v == NULL || *v == '\0')
+    ADD (rep, R_EGRESS_UNSET, RULE_SEV (R_EGRESS_UNSET), xstrdup ("annotations[\"run.brig.egress\"]"),
+         "a network namespace with no egress policy");
+  else if (strcmp (v, "none") != 0 && strcmp (v, "public") != 0 && strcmp (v, "allowlist") != 0)
+    ADD (rep, R_EGRESS_UNSET, RULE_SEV (R_EGRESS_UNSET), xstrdup ("annotations[\"run.brig.egress\"]"),
+         "\"%s\" is not none, public or allowlist", v);
+}
+
+void
+check_run_rules (const oci_config *cfg, struct brig_check_report *rep)
+{
+  static const oci_linux empty_linux;
+  const oci_linux *l = cfg->linux ? cfg->linux : &empty_linux;
+
+  if (cfg->process)
+    rule_caps (cfg->process, rep);
+  rule_namespaces (l, rep);
+  rule_userns (l, rep);
+  if (cfg->process)
+    {
+      rule_root_user (cfg, rep);
+      rule_process_flags (cfg->process, rep);
+    }
+  rule_seccomp (l, rep);
+  rule_mounts (cfg, rep);
+  rule_devices (l, rep);
+  rule_proc_masks (cfg, rep);
+  rule_sysctl (l, rep);
+  rule_limits (cfg, rep);
+  rule_egress (cfg, rep);
+}
