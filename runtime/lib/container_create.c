@@ -164,6 +164,24 @@ own_network_namespace (const struct brig_ns_plan *ns)
   return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
+/* run.brig.egress=none needs no program where the kernel already holds it:
+ * a network namespace brig makes has nothing but its loopback, and nothing
+ * the config runs before the process (netDevices, hooks that could wire it
+ * up) adds an interface. Used where no cgroup v2 directory can carry the
+ * programs (rootless, pure v1). */
+static bool
+egress_held_by_netns (const struct create_ctx *c)
+{
+  const oci_config *cfg = c->cfg;
+  const oci_hooks *h = cfg->hooks;
+
+  return c->egress->mode == BRIG_EGRESS_NONE && (c->ns.new_flags & CLONE_NEWNET)
+         && c->ns.join_fd[BRIG_NS_NET] < 0
+         && !(cfg->linux && cfg->linux->net_devices_len > 0)
+         && !(h && (h->prestart_len || h->create_runtime_len || h->create_container_len
+                    || h->start_container_len));
+}
+
 /* run.brig.egress: parse, resolve, and refuse what could bypass it. */
 static int
 validate_egress (struct create_ctx *c, brig_error *err)
@@ -853,6 +871,12 @@ create_common (struct create_ctx *c, brig_error *err)
   r = cgroup_shared (c->cfg, &shared, err);
   if (r < 0)
     return r;
+  /* The programs would filter the foreign processes too, and stay attached
+   * to a cgroup brig never removes. */
+  if (shared && c->egress)
+    return brig_error_set (err, 0, "annotations." BRIG_EGRESS_KEY ": cannot be applied to a "
+                           "cgroup shared with other processes (annotations."
+                           BRIG_CGROUP_SHARED_ANNOTATION "=true)");
 
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
@@ -872,7 +896,8 @@ create_common (struct create_ctx *c, brig_error *err)
   if (r < 0)
     return r;
   /* before any process of the container exists in the cgroup */
-  if (c->egress && (r = brig_egress_apply (c->egress, brig_cgroup_unified_dir (c->cg), err)) < 0)
+  if (c->egress && (brig_cgroup_unified_dir (c->cg) || !egress_held_by_netns (c))
+      && (r = brig_egress_apply (c->egress, brig_cgroup_unified_dir (c->cg), err)) < 0)
     return r;
   {
     /* The directory is new and nobody reads config.json before state.json

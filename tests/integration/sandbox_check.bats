@@ -303,10 +303,10 @@ RULE_FIXTURES=(
 
 @test "spec --sandbox: --userns-base moves the host range; bad values are refused" {
 	rm "$CHK/config.json"
-	(cd "$CHK" && "$RUNTIME" spec --sandbox --userns-base 3000000000)
-	[ "$(jq -c '.linux.uidMappings, .linux.gidMappings' "$CHK/config.json" | sort -u)" = '[{"containerID":0,"hostID":3000000000,"size":65536}]' ]
+	(cd "$CHK" && "$RUNTIME" spec --sandbox --userns-base 2000000000)
+	[ "$(jq -c '.linux.uidMappings, .linux.gidMappings' "$CHK/config.json" | sort -u)" = '[{"containerID":0,"hostID":2000000000,"size":65536}]' ]
 	rm "$CHK/config.json"
-	for v in 0 -1 abc 4294967295 4294967296; do
+	for v in 0 -1 abc 2147450881 3000000000 4294967295 4294967296; do
 		run sh -c "cd '$CHK' && '$RUNTIME' spec --sandbox --userns-base '$v'"
 		[ "$status" -eq 1 ]
 		[ ! -e "$CHK/config.json" ]
@@ -332,6 +332,9 @@ RULE_FIXTURES=(
 	run as_user sh -c "cd '$RL_DIR' && ./runtime spec --sandbox"
 	[ "$status" -eq 0 ]
 	[ "$(jq -c '.linux.uidMappings' "$RL_DIR/config.json")" = "[{\"containerID\":0,\"hostID\":$user,\"size\":1}]" ]
+	# No cgroup v2 directory for the egress programs: "none", which the
+	# empty network namespace holds, and state says so.
+	[ "$(jq -r '.annotations["run.brig.egress"]' "$RL_DIR/config.json")" = none ]
 	run as_user sh -c "cd '$RL_DIR' && ./runtime check --format json --fail-on info"
 	[ "$(rules_of)" = "no-cpu-limit no-memory-limit no-pids-limit " ]
 	run as_user sh -c "cd '$RL_DIR' && jq '.process.args = [\"sh\", \"-c\", \"id -u; grep CapEff /proc/self/status; echo hi >x && cat x\"]' config.json >c && mv c config.json"
@@ -341,4 +344,9 @@ RULE_FIXTURES=(
 	[ "${lines[0]}" = 0 ]
 	assert_contains "$output" "CapEff:	0000000000000000"
 	assert_contains "$output" "hi"
+	# Nothing but lo in the network namespace: no way out to reach.
+	run as_user sh -c "cd '$RL_DIR' && jq '.process.args = [\"sh\", \"-c\", \"ls /sys/class/net\"]' config.json >c && mv c config.json"
+	run as_user sh -c "cd '$RL_DIR' && ./runtime --root '$RL_DIR/xdg/rt' run rl2 </dev/null 2>&1"
+	[ "$status" -eq 0 ]
+	[ "$output" = lo ]
 }

@@ -285,7 +285,8 @@ in_hosts_ns() {
 		'{"run.brig.egress": "public", "run.brig.egress.deny": "192.0.2.0/24:80"}' \
 		'{"run.brig.egress": "none", "run.brig.egress.allow": "192.0.2.1"}' \
 		'{"run.brig.egress": "public", "run.brig.egress.alow": "192.0.2.1"}' \
-		'{"run.brig.egress.allow": "192.0.2.1"}'; do
+		'{"run.brig.egress.allow": "192.0.2.1"}' \
+		'{"run.brig.egress": "public", "run.brig.cgroup.shared": "true"}'; do
 		update_config ".annotations = $bad"
 		run brig run eg-bad
 		echo "$bad -> $output"

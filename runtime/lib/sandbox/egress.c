@@ -404,7 +404,10 @@ brig_egress_state (const brig_egress_policy *p, const char *dir)
   size_t na = 0, nd = 0;
 
   s->mode = xstrdup (modes[p->mode]);
-  s->enforcement = xasprintf ("cgroup-bpf %s", dir ? dir : "");
+  /* no cgroup v2 directory: create applied it only where the network
+   * namespace alone holds it (mode none, nothing but lo) */
+  s->enforcement = dir ? xasprintf ("cgroup-bpf %s", dir)
+                       : xstrdup ("netns (a network namespace with only its loopback)");
   s->own_netns = p->own_netns;
   s->has_own_netns = true;
   s->allow = xmalloc0 ((p->n_rules + 1) * sizeof *s->allow);

@@ -76,8 +76,8 @@ brig_spec_sandbox (bool rootless, uint32_t userns_base, oci_config **out, brig_e
       gid = (uint32_t) getgid ();
       size = 1;
     }
-  else if ((uint64_t) userns_base + size > UINT64_C (0xffffffff) || userns_base == 0)
-    return brig_error_set (err, 0, "spec: --userns-base %u: the range of %u ids must lie within 1..4294967294",
+  else if ((uint64_t) userns_base + size > UINT64_C (0x80000000) || userns_base == 0)
+    return brig_error_set (err, 0, "spec: --userns-base %u: the range of %u ids must lie within 1..2147483647",
                            userns_base, size);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -103,6 +103,10 @@ brig_spec_sandbox (bool rootless, uint32_t userns_base, oci_config **out, brig_e
        * claiming them. */
       oci_free (&oci_resources_type, c->linux->resources);
       c->linux->resources = NULL;
+      /* No cgroup v2 directory for the egress programs either: "none",
+       * which the config's own empty network namespace holds, is the
+       * egress policy an unprivileged user can have enforced. */
+      oci_map_set (&c->annotations, "run.brig.egress", "none");
     }
   *out = c;
   return 0;
