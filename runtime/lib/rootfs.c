@@ -209,7 +209,12 @@ attach_tree (int tree, int target, const struct brig_mount_options *o, int usern
 
   if (o && (o->attr_set || o->attr_clr))
     {
-      r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr, 0, -1);
+      uint64_t implied = brig_mount_implied_clr (o);
+      r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr | implied, 0, -1);
+      /* A source whose read-only flag is locked (a host mount seen from a
+         user namespace) stays read-only: rw is only implied. */
+      if (r == -EPERM && implied)
+        r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr, 0, -1);
       if (r == -ENOSYS)
         classic = true;
       else if (r < 0)

@@ -178,7 +178,12 @@ rootfs_prepare_idmap_mounts (const oci_config *cfg, const char *bundle, int **fd
                                             | (o.recursive ? AT_RECURSIVE : 0))) < 0)
         r = brig_error_set (err, -tree, "open_tree %s", src);
       if (r == 0 && (o.attr_set || o.attr_clr))
-        r = brig_mount_setattr_fd (tree, false, o.attr_set, o.attr_clr, 0, -1);
+        {
+          uint64_t implied = brig_mount_implied_clr (&o);
+          r = brig_mount_setattr_fd (tree, false, o.attr_set, o.attr_clr | implied, 0, -1);
+          if (r == -EPERM && implied)
+            r = brig_mount_setattr_fd (tree, false, o.attr_set, o.attr_clr, 0, -1);
+        }
       if (r == 0)
         r = brig_mount_setattr_fd (tree, o.ridmap, MOUNT_ATTR_IDMAP, 0, 0, userns);
       if (r == 0 && (o.rec_attr_set || o.rec_attr_clr))

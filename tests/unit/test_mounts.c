@@ -158,6 +158,15 @@ test_attrs (void)
   tap_ok ((o.attr_clr & MOUNT_ATTR__ATIME) == MOUNT_ATTR__ATIME
           && (o.attr_set & MOUNT_ATTR__ATIME) == MOUNT_ATTR_NOATIME, "noatime sets the atime mode");
   brig_mount_options_free (&o);
+  parse_opts (&o, "bind,noatime");
+  tap_ok (brig_mount_implied_clr (&o) == MOUNT_ATTR_RDONLY, "an attribute without ro implies rw");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "bind,nosuid,ro");
+  tap_ok (brig_mount_implied_clr (&o) == 0, "ro implies nothing");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "rbind,rprivate,rro");
+  tap_ok (brig_mount_implied_clr (&o) == 0, "no plain attribute: the source's flags stay");
+  brig_mount_options_free (&o);
   parse_opts (&o, "atime,norelatime,nostrictatime");
   tap_ok (o.attr_set == 0 && o.attr_clr == 0, "atime/norelatime/nostrictatime keep the atime mode of a bind");
   brig_mount_options_free (&o);
@@ -491,7 +500,7 @@ test_validate (void)
 int
 main (void)
 {
-  tap_plan (113);
+  tap_plan (116);
   test_flags ();
   test_bind_and_extensions ();
   test_propagation ();
