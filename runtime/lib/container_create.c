@@ -627,7 +627,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     {
       const oci_hooks *h = c->cfg->hooks;
       _cleanup_free_ char *json = NULL;
-      r = brig_sync_expect (c->sync_fd, BRIG_SYNC_HOOKS, &m, err);
+      r = rootfs_source_expect (c->sync_fd, BRIG_SYNC_HOOKS, &m, c->cfg, c->bundle, c->pid, err);
       brig_sync_msg_clear (&m);
       if (r < 0)
         return r;
@@ -659,7 +659,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   r = brig_state_stage (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
-  r = brig_sync_expect (c->sync_fd, BRIG_SYNC_READY, &m, err);
+  r = rootfs_source_expect (c->sync_fd, BRIG_SYNC_READY, &m, c->cfg, c->bundle, c->pid, err);
   if (r < 0)
     return r;
   if (m.fd >= 0)

@@ -135,7 +135,7 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
  * except /proc itself for procfs and the files lxcfs emulates, as runc
  * does. */
 int
-rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const char *bind_src,
+rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_src,
                    brig_error *err)
 {
   static const char *const allowed[] = {
@@ -156,7 +156,7 @@ rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const cha
       struct statfs sfs;
       if (type && strcmp (type, "proc") == 0)
         return 0;
-      if (bind_src && statfs (bind_src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+      if (bind_src >= 0 && fstatfs (bind_src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
         return 0;
     }
   else
@@ -244,32 +244,46 @@ int
 rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool recursive,
                   const struct brig_mount_options *o, brig_error *err)
 {
+  _cleanup_close_ int fd = open (src, O_PATH | O_CLOEXEC);
+  if (fd < 0)
+    return brig_error_errno (err, "bind mount %s", src);
+  return rootfs_bind_fd (c, fd, src, target_fd, recursive, o, err);
+}
+
+int
+rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_fd,
+                bool recursive, const struct brig_mount_options *o, brig_error *err)
+{
   _cleanup_close_ int tree = -1;
   int r;
 
-  tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | (recursive ? AT_RECURSIVE : 0));
+  tree = brig_open_tree (src_fd, "", OPEN_TREE_CLONE | AT_EMPTY_PATH
+                         | (recursive ? AT_RECURSIVE : 0));
   if (tree == -ENOSYS)
     {
-      /* Linux < 5.2: bind through the path, then remount the attributes. */
+      /* Linux < 5.2: bind through the fd's path, then remount the
+         attributes. */
       _cleanup_close_ int top = -1;
-      r = brig_mount_onto_fd (src, target_fd, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL);
+      char src[32];
+      r = brig_mount_onto_fd (brig_fd_path (src_fd, src), target_fd, NULL,
+                              MS_BIND | (recursive ? MS_REC : 0), NULL);
       if (r < 0)
-        return brig_error_set (err, -r, "bind mount %s", src);
+        return brig_error_set (err, -r, "bind mount %s", name);
       _cleanup_free_ char *path = brig_path_of_fd_in_root (target_fd, c->rootfs);
       top = path ? brig_path_open_in_root (c->rootfd, path, O_PATH) : -EINVAL;
       if (top < 0)
-        return brig_error_set (err, -top, "reopen the bind mount of %s", src);
+        return brig_error_set (err, -top, "reopen the bind mount of %s", name);
       if (o && (o->flags & brig_mount_attr_flags ()) && (r = remount_bind_classic (top, o)) < 0)
-        return brig_error_set (err, -r, "remount the bind mount of %s", src);
+        return brig_error_set (err, -r, "remount the bind mount of %s", name);
       if (o && (r = apply_propagation (top, o)) < 0)
-        return brig_error_set (err, -r, "set the propagation of %s", src);
+        return brig_error_set (err, -r, "set the propagation of %s", name);
       return 0;
     }
   if (tree < 0)
-    return brig_error_set (err, -tree, "open_tree %s", src);
+    return brig_error_set (err, -tree, "open_tree %s", name);
   r = attach_tree (tree, target_fd, o, -1);
   if (r < 0)
-    return brig_error_set (err, -r, "bind mount %s", src);
+    return brig_error_set (err, -r, "bind mount %s", name);
   return 0;
 }
 
@@ -358,17 +372,33 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
   _cleanup_free_ char *owned = NULL;
   const char *src = bind_source (c, m->source, &owned);
   int prepared = c->opts && c->opts->mount_fds ? c->opts->mount_fds[i] : -1;
-  _cleanup_close_ int target = -1, tree = -1, userns = -1;
+  _cleanup_close_ int srcfd = -1, target = -1, tree = -1, userns = -1;
   struct stat st;
   int r;
 
-  if ((prepared >= 0 ? fstat (prepared, &st) : stat (src, &st)) < 0)
+  if (prepared < 0)
+    {
+      /* The source is opened once and mounted from that fd. */
+      r = srcfd = open (src, O_PATH | O_CLOEXEC);
+      if (r < 0)
+        r = -errno;
+      if ((r == -EACCES || r == -EPERM) && c->opts && c->opts->open_source)
+        {
+          /* Root of the user namespace may not look it up: brig may. */
+          srcfd = c->opts->open_source (c->opts->barrier_arg, i, err);
+          if (srcfd < 0)
+            return srcfd;
+        }
+      else if (r < 0)
+        return brig_error_set (err, -r, "mount %s to %s", m->source, m->destination);
+    }
+  if (fstat (prepared >= 0 ? prepared : srcfd, &st) < 0)
     return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
   target = brig_path_create_in_root (c->rootfd, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR
                                      : BRIG_PATH_FILE, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
-  if (rootfs_check_dest (c, target, NULL, src, err) < 0)
+  if (rootfs_check_dest (c, target, NULL, prepared >= 0 ? prepared : srcfd, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
 
   if (prepared >= 0)
@@ -384,13 +414,14 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     }
   if (!o->idmap && m->uid_mappings_len == 0)
     {
-      r = rootfs_bind_path (c, src, target, o->recursive, o, err);
+      r = rootfs_bind_fd (c, srcfd, src, target, o->recursive, o, err);
       return r < 0 ? brig_error_wrap (err, "mount %s to %s", m->source, m->destination) : 0;
     }
   userns = rootfs_idmap_userns (c->cfg, m, err);
   if (userns < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
-  tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | (o->recursive ? AT_RECURSIVE : 0));
+  tree = brig_open_tree (srcfd, "", OPEN_TREE_CLONE | AT_EMPTY_PATH
+                         | (o->recursive ? AT_RECURSIVE : 0));
   if (tree < 0)
     return brig_error_set (err, -tree, "mount %s to %s: open_tree", m->source, m->destination);
   r = attach_tree (tree, target, o, userns);
@@ -458,7 +489,7 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
-  if (rootfs_check_dest (c, target, type, NULL, err) < 0)
+  if (rootfs_check_dest (c, target, type, -1, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
   /* /dev is filled after the mounts; rootfs_finalize makes it read-only. */
   if (strcmp (dest, "/dev") == 0)

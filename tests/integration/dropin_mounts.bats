@@ -126,3 +126,32 @@ lacks_opt() {
 	assert_contains "$output" "writable /s2n"
 	assert_contains "$output" "writable /n2s"
 }
+
+@test "dropin mounts: userns: a bind source only the host's root can reach is mounted (#16 item 1)" {
+	with_userns
+	# 0700 root:root on the host: the container's root (host uid 100000)
+	# cannot enter it; brig, which makes the container, can.
+	HOST_DIR="$(test_tmpdir vol)"
+	chmod 0700 "$HOST_DIR"
+	mkdir "$HOST_DIR/data"
+	echo from-host >"$HOST_DIR/data/f"
+	chmod 0755 "$HOST_DIR/data"
+	chmod 0644 "$HOST_DIR/data/f"
+	# a symlink in the source is resolved as on the host
+	ln -s data "$HOST_DIR/link"
+	add_mount "$(bind /vol "$HOST_DIR/link" bind nosuid)"
+	add_mount "$(bind /vol-file "$HOST_DIR/data/f" bind ro)"
+	run_sh 'cat /vol/f /vol-file; echo "vol $(mnt /vol)"
+		for f in /proc/1/fd/*; do echo "fd $f $(readlink $f)"; done
+		cat /proc/self/uid_map'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = from-host ]
+	[ "${lines[1]}" = from-host ]
+	has_opt "$(grep '^vol ' <<<"$output" | cut -d' ' -f2)" nosuid
+	# no fd of the host directory reached the container's process
+	[[ "$output" != *"$HOST_DIR"* ]]
+	[ "$(grep -c '^fd ' <<<"$output")" -le 4 ]
+	assert_contains "$output" "$MAP_HOST"
+	# the host directory is unchanged and still closed to others
+	[ "$(stat -c %a "$HOST_DIR")" = 700 ]
+}
