@@ -91,11 +91,16 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
       if (m->destination == NULL || *m->destination == '\0')
         return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
       dest = brig_path_clean (m->destination);
-      if (names_root (dest))
-        return brig_error_set (err, EINVAL, "mount destination \"%s\": must not be \"/\"",
-                               m->destination);
       if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
         return brig_error_wrap (err, "mounts[%zu]", i);
+      if (names_root (dest) && (!is_bind (m, &o) || (o.flags & MS_REMOUNT)))
+        {
+          /* A bind onto "/" replaces the rootfs (as runc); anything else
+             there would be an empty or foreign root to pivot into. */
+          brig_mount_options_free (&o);
+          return brig_error_set (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only "
+                                 "a bind mount may replace the rootfs", i, m->destination);
+        }
       has_maps = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
       if (brig_ns_validate_id_mapping (m->uid_mappings, m->uid_mappings_len, "uidMappings", err) < 0
           || brig_ns_validate_id_mapping (m->gid_mappings, m->gid_mappings_len, "gidMappings",
@@ -365,6 +370,36 @@ bind_source (const struct rootfs_ctx *c, const char *src, char **owned)
   return *owned;
 }
 
+/* A bind onto "/": the source goes over the rootfs's self-bind, so
+ * pivot_root and every later entry (resolved from the reopened rootfd) use
+ * it as the root. */
+static int
+mount_bind_root (struct rootfs_ctx *c, const oci_mount *m, const struct brig_mount_options *o,
+                 int srcfd, bool prepared, const struct stat *st, brig_error *err)
+{
+  int r, fd;
+
+  if (!S_ISDIR (st->st_mode))
+    return brig_error_set (err, ENOTDIR, "mount %s to %s: a new root must be a directory",
+                           m->source, m->destination);
+  if (prepared)
+    {
+      r = brig_move_mount_to_fd (srcfd, c->rootfd);
+      if (r == 0)
+        r = apply_propagation (srcfd, o);
+      if (r < 0)
+        return brig_error_set (err, -r, "mount %s to %s", m->source, m->destination);
+    }
+  else if (rootfs_bind_fd (c, srcfd, m->source, c->rootfd, o->recursive, o, err) < 0)
+    return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
+  fd = open (c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return brig_error_errno (err, "reopen the rootfs %s", c->rootfs);
+  close (c->rootfd);
+  c->rootfd = fd;
+  return 0;
+}
+
 static int
 mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char *dest,
                   const struct brig_mount_options *o, brig_error *err)
@@ -394,6 +429,8 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     }
   if (fstat (prepared >= 0 ? prepared : srcfd, &st) < 0)
     return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
+  if (strcmp (dest, "/") == 0)
+    return mount_bind_root (c, m, o, prepared >= 0 ? prepared : srcfd, prepared >= 0, &st, err);
   target = brig_path_create_in_root (c->rootfd, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR
                                      : BRIG_PATH_FILE, err);
   if (target < 0)
@@ -549,13 +586,13 @@ mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
   if (m->destination == NULL || *m->destination == '\0')
     return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
   dest = brig_path_clean (m->destination);
-  if (names_root (dest))
-    return brig_error_set (err, EINVAL, "mount destination \"%s\": must not be \"/\"",
-                           m->destination);
   if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
     return brig_error_wrap (err, "mounts[%zu]", i);
-  if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
-    r = mount_bind_entry (c, i, m, dest, &o, err);
+  if (names_root (dest) && (!is_bind (m, &o) || (o.flags & MS_REMOUNT)))
+    r = brig_error_set (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only a bind "
+                        "mount may replace the rootfs", i, m->destination);
+  else if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
+    r = mount_bind_entry (c, i, m, names_root (dest) ? "/" : dest, &o, err);
   else if (m->type && (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0))
     r = mount_cgroup_entry (c, m, dest, &o, err);
   else

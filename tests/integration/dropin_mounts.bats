@@ -155,3 +155,29 @@ lacks_opt() {
 	# the host directory is unchanged and still closed to others
 	[ "$(stat -c %a "$HOST_DIR")" = 700 ]
 }
+
+@test "dropin mounts: a bind mount onto / replaces the rootfs (#16 item 5)" {
+	HOST_DIR="$(test_tmpdir newroot)"
+	cp -a "$BUNDLE/rootfs/." "$HOST_DIR/"
+	echo other-root >"$HOST_DIR/marker"
+	# first in the list, so that /proc, /dev ... are mounted on the new root
+	update_config ".mounts = [$(bind / "$HOST_DIR" rbind)] + .mounts"
+	run_sh 'cat /marker; echo "root $(mnt /)"; touch /written; ls /proc/self/fd >/dev/null && echo proc-ok'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = other-root ]
+	assert_contains "$output" proc-ok
+	# the container wrote into the bound directory, not into root.path
+	[ -e "$HOST_DIR/written" ]
+	[ ! -e "$BUNDLE/rootfs/written" ]
+	[ ! -e "$BUNDLE/rootfs/marker" ]
+}
+
+@test "dropin mounts: a mount onto / that is not a bind is refused with the reason (#16 item 5)" {
+	requires brig
+	update_config '.mounts = [{"destination": "/", "type": "tmpfs", "source": "tmpfs"}] + .mounts'
+	run brig run ctr
+	[ "$status" -ne 0 ]
+	assert_contains "$output" 'mounts[0]'
+	assert_contains "$output" 'only a bind mount'
+	assert_no_leftovers
+}

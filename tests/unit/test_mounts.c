@@ -462,9 +462,14 @@ test_validate (void)
   oci_config_free (c);
 
   expect_invalid (CFG ("{\"destination\":\"/\",\"type\":\"tmpfs\"}", ""),
-                  "mount destination \"/\": must not be \"/\"", "destination / is refused");
+                  "mounts[0]: destination \"/\" is the root: only a bind mount may replace the rootfs",
+                  "destination / is refused for a tmpfs");
   expect_invalid (CFG ("{\"destination\":\"/a/..\",\"type\":\"tmpfs\"}", ""),
-                  "must not be \"/\"", "destination /a/.. is refused");
+                  "is the root", "destination /a/.. is refused for a tmpfs");
+  c = config (CFG ("{\"destination\":\"/\",\"type\":\"bind\",\"source\":\"/tmp\",\"options\":[\"rbind\"]}", ""));
+  tap_ok (c && rootfs_validate (c, &err) == 0, "a bind onto / is accepted (%s)", err.msg ? err.msg : "ok");
+  brig_error_clear (&err);
+  oci_config_free (c);
   expect_invalid (CFG ("", "\"rootfsPropagation\":\"sideways\""),
                   "linux.rootfsPropagation: \"sideways\"", "an unknown rootfsPropagation");
   expect_invalid (CFG ("", "\"devices\":[{\"path\":\"/dev/x\",\"type\":\"x\",\"major\":1,\"minor\":1}]"),
@@ -500,7 +505,7 @@ test_validate (void)
 int
 main (void)
 {
-  tap_plan (116);
+  tap_plan (117);
   test_flags ();
   test_bind_and_extensions ();
   test_propagation ();
