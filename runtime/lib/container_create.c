@@ -466,7 +466,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   struct ns_for_children nsc;
   struct brig_sync_msg m = { .fd = -1 };
   int sv[2], r;
-  int *mount_fds = NULL;
   unsigned long long clone_flags;
 
   for (int i = 0; i < BRIG_NS_COUNT; i++)
@@ -479,10 +478,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
         }
     }
   a.new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
-  /* Inside its user namespace the init cannot idmap host filesystems. */
-  if (a.new_userns && (r = rootfs_prepare_idmap_mounts (c->cfg, c->bundle, &mount_fds, err)) < 0)
-    return r;
-  a.mount_fds = mount_fds;
   a.hook_sync = has_hooks (c->cfg->hooks);
   netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
   a.seccomp_early = c->seccomp && c->cfg->process
@@ -515,7 +510,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     {
-      rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
       return brig_error_errno (err, "socketpair");
     }
   c->sync_fd = sv[0];
@@ -532,7 +526,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     {
       leave_child_namespaces (&nsc);
       close (sv[1]);
-      rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
       return r;
     }
   c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
@@ -556,7 +549,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   r = errno;
   leave_child_namespaces (&nsc);
   close (sv[1]);
-  rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
   if (c->child < 0)
     return brig_error_set (err, r, "clone the container init");
   c->pid = c->child;

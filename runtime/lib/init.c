@@ -257,7 +257,6 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   struct brig_sync_msg m = { .fd = -1 };
   struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
                                  .console_fd = -1, .bundle = a->bundle,
-                                 .mount_fds = a->mount_fds,
                                  .cgroup_barrier = await_placement, .barrier_arg = s,
                                  .open_source = a->new_userns ? request_mount_source : NULL };
   int r;

@@ -406,12 +406,19 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
 {
   _cleanup_free_ char *owned = NULL;
   const char *src = bind_source (c, m->source, &owned);
-  int prepared = c->opts && c->opts->mount_fds ? c->opts->mount_fds[i] : -1;
-  _cleanup_close_ int srcfd = -1, target = -1, tree = -1, userns = -1;
+  _cleanup_close_ int prepared = -1, srcfd = -1, target = -1, tree = -1, userns = -1;
   struct stat st;
   int r;
 
-  if (prepared < 0)
+  if (c->opts && c->opts->open_source && (o->idmap || m->uid_mappings_len > 0))
+    {
+      /* Inside its user namespace the init cannot idmap host filesystems:
+         the parent makes the idmapped copy, from what the source is now. */
+      prepared = c->opts->open_source (c->opts->barrier_arg, i, err);
+      if (prepared < 0)
+        return prepared;
+    }
+  else
     {
       /* The source is opened once and mounted from that fd. */
       r = srcfd = open (src, O_PATH | O_CLOEXEC);

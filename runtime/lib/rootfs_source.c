@@ -13,8 +13,10 @@
  * included), and the fd names a mount of the init's own namespace, which
  * is the only kind the kernel binds there. Earlier entries of "mounts"
  * (already made by the init) are seen, as when the init resolves it
- * itself. Only a mounts[] entry's own source can be asked for; the request
- * comes from brig's init code, before anything of the container runs. */
+ * itself. For an idmapped mount the parent also makes the idmapped copy
+ * (rootfs_idmap.c) and sends that mount instead. Only a mounts[] entry's
+ * own source can be asked for; the request comes from brig's init code,
+ * before anything of the container runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,6 +74,14 @@ serve (int sock, const oci_config *cfg, const char *bundle, pid_t pid,
     fd = brig_error_set (&e, EPROTO, "container init: bad mount source request");
   else
     fd = rootfs_source_open (cfg, bundle, pid, (size_t) i, &e);
+  if (fd >= 0 && rootfs_wants_idmap (&cfg->mounts[i]))
+    {
+      int tree = rootfs_idmap_tree (cfg, (size_t) i, fd, pid, &e);
+      close (fd);
+      if (tree < 0 && e.msg)
+        brig_error_wrap (&e, "mount %s to %s", cfg->mounts[i].source, cfg->mounts[i].destination);
+      fd = tree;
+    }
   if (fd < 0)
     {
       const char *msg = e.msg ? e.msg : strerror (-fd);

@@ -181,3 +181,32 @@ lacks_opt() {
 	assert_contains "$output" 'only a bind mount'
 	assert_no_leftovers
 }
+
+@test "dropin mounts: a bind whose source is in the rootfs sees earlier mounts, also idmapped in a userns (#16 item 12)" {
+	with_userns
+	HOST_DIR="$(test_tmpdir vol)"
+	chmod 0755 "$HOST_DIR"
+	echo from-host >"$HOST_DIR/f"
+	chmod 0644 "$HOST_DIR/f"
+	# /t is a tmpfs made by an earlier entry, /t/vol a bind on it; both later
+	# binds take their source from inside the rootfs, below that tmpfs.
+	add_mount '{"destination": "/t", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount "$(bind /t/vol "$HOST_DIR" bind)"
+	add_mount "$(bind /plain "$BUNDLE/rootfs/t" rbind)"
+	add_mount "$(bind /mapped "rootfs/t" rbind ridmap)"
+	run_sh 'cat /plain/vol/f /mapped/vol/f
+		echo "plain $(mnt /plain) $(stat -c %u /plain/vol/f)"
+		echo "mapped $(mnt /mapped) $(stat -c %u /mapped/vol/f)"
+		echo "mappedvol $(mnt /mapped/vol)"'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = from-host ]
+	[ "${lines[1]}" = from-host ]
+	# both show the tmpfs with the bind below it, not the image's empty /t
+	[[ "$(grep '^plain ' <<<"$output")" == *" tmpfs "* ]]
+	[[ "$(grep '^mapped ' <<<"$output")" == *" tmpfs "* ]]
+	[[ "$(grep '^mappedvol ' <<<"$output")" == *"idmapped"* ]]
+	# the host file (host uid 0) is unmapped in the plain bind, and the
+	# idmapped one shows it as the container's root
+	[[ "$(grep '^plain ' <<<"$output")" == *" 65534" ]]
+	[[ "$(grep '^mapped ' <<<"$output")" == *" 0" ]]
+}
