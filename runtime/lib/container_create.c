@@ -519,7 +519,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   struct ns_for_children nsc;
   struct brig_sync_msg m = { .fd = -1 };
   int sv[2], r;
-  int *mount_fds = NULL;
   unsigned long long clone_flags;
 
   for (int i = 0; i < BRIG_NS_COUNT; i++)
@@ -532,10 +531,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
         }
     }
   a.new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
-  /* Inside its user namespace the init cannot idmap host filesystems. */
-  if (a.new_userns && (r = rootfs_prepare_idmap_mounts (c->cfg, c->bundle, &mount_fds, err)) < 0)
-    return r;
-  a.mount_fds = mount_fds;
   a.hook_sync = has_hooks (c->cfg->hooks);
   netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
   a.seccomp_early = c->seccomp && c->cfg->process && !c->cfg->process->no_new_privileges;
@@ -566,7 +561,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     {
-      rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
       return brig_error_errno (err, "socketpair");
     }
   c->sync_fd = sv[0];
@@ -583,7 +577,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     {
       leave_child_namespaces (&nsc);
       close (sv[1]);
-      rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
       return r;
     }
   c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
@@ -607,7 +600,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   r = errno;
   leave_child_namespaces (&nsc);
   close (sv[1]);
-  rootfs_close_mount_fds (mount_fds, c->cfg->mounts_len);
   if (c->child < 0)
     return brig_error_set (err, r, "clone the container init");
   c->pid = c->child;
@@ -678,7 +670,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     {
       const oci_hooks *h = c->cfg->hooks;
       _cleanup_free_ char *json = NULL;
-      r = brig_sync_expect (c->sync_fd, BRIG_SYNC_HOOKS, &m, err);
+      r = rootfs_source_expect (c->sync_fd, BRIG_SYNC_HOOKS, &m, c->cfg, c->bundle, c->pid, err);
       brig_sync_msg_clear (&m);
       if (r < 0)
         return r;
@@ -717,10 +709,15 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   if (c->cfg->process && brig_seccomp_uses_notify (c->seccomp))
     {
       /* The init waits for nothing but the agent from here on: pass the
-       * listener fd on before anything else. */
+       * listener fd on before anything else. Until the filter, the init
+       * may still ask for mount sources. */
       _cleanup_free_ char *json = NULL;
       _cleanup_close_ int nfd = -1;
-      r = brig_seccomp_receive_listener (c->sync_fd, c->pid, &nfd, err);
+      r = rootfs_source_expect (c->sync_fd, BRIG_SYNC_SECCOMP, &m, c->cfg, c->bundle, c->pid,
+                                err);
+      if (r == 0)
+        r = brig_seccomp_take_listener (c->sync_fd, c->pid, &m, &nfd, err);
+      brig_sync_msg_clear (&m);
       if (r < 0)
         return r;
       json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
@@ -730,7 +727,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
       if (r < 0)
         return r;
     }
-  r = brig_sync_expect (c->sync_fd, BRIG_SYNC_READY, &m, err);
+  r = rootfs_source_expect (c->sync_fd, BRIG_SYNC_READY, &m, c->cfg, c->bundle, c->pid, err);
   brig_sync_msg_clear (&m);
   return r;
 }

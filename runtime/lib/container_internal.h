@@ -34,8 +34,6 @@ struct brig_init_args {
                                   and waits for GO only at the cgroup barrier */
   brig_seccomp *seccomp;
   bool seccomp_early;
-  const int *mount_fds;        /* idmapped mounts made by the parent
-                                  (rootfs_prepare_idmap_mounts), or NULL */
 };
 
 struct brig_container;

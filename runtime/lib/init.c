@@ -143,6 +143,33 @@ await_placement (void *arg, brig_error *err)
   return 0;
 }
 
+/* rootfs_prepare's open_source: the parent opens mounts[i].source with
+ * brig's rights (rootfs_source.c). The fd is O_CLOEXEC (MSG_CMSG_CLOEXEC)
+ * and closed by the caller once mounted. */
+static int
+request_mount_source (void *arg, size_t i, brig_error *err)
+{
+  struct init_state *s = arg;
+  struct brig_sync_msg m = { .fd = -1 };
+  char buf[24];
+  int n = snprintf (buf, sizeof buf, "%zu", i), fd;
+
+  if (brig_sync_send (s->a->sync_fd, BRIG_SYNC_MOUNT_SOURCE, 0, buf, (size_t) n, -1) < 0)
+    return brig_error_errno (err, "ask for the source of mounts[%zu]", i);
+  expect (s, BRIG_SYNC_MOUNT_SOURCE_FD, &m, err);
+  if (m.code != 0 || m.fd < 0)
+    {
+      int r = brig_error_set_raw (err, m.code ? m.code : EPROTO,
+                                  m.data ? m.data : "no fd for a mount source");
+      brig_sync_msg_clear (&m);
+      return r;
+    }
+  fd = m.fd;
+  m.fd = -1;
+  brig_sync_msg_clear (&m);
+  return fd;
+}
+
 static int
 setup_namespaces (struct init_state *s, brig_error *err)
 {
@@ -231,8 +258,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   struct brig_sync_msg m = { .fd = -1 };
   struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
                                  .console_fd = -1, .bundle = a->bundle,
-                                 .mount_fds = a->mount_fds,
-                                 .cgroup_barrier = await_placement, .barrier_arg = s };
+                                 .cgroup_barrier = await_placement, .barrier_arg = s,
+                                 .open_source = a->new_userns ? request_mount_source : NULL };
   int r;
 
   r = setup_namespaces (s, err);

@@ -165,6 +165,14 @@ brig_mount_attr_flags (void)
          | MS_NOSYMFOLLOW;
 }
 
+uint64_t
+brig_mount_implied_clr (const struct brig_mount_options *o)
+{
+  if (o == NULL || !(o->attr_set || o->attr_clr) || (o->attr_set & MOUNT_ATTR_RDONLY))
+    return 0;
+  return MOUNT_ATTR_RDONLY;
+}
+
 static void
 set_atime_attr (uint64_t *set, uint64_t *clr, uint64_t value)
 {

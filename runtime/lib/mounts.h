@@ -50,6 +50,13 @@ void brig_mount_options_free (struct brig_mount_options *o);
  * 0 when it is not a propagation name. */
 unsigned long brig_mount_propagation_parse (const char *name);
 
+/* The attributes a bind mount loses though its options do not name them:
+ * options that set per-mount attributes (nosuid, noatime, ...) without
+ * "ro" make the bind read-write (MOUNT_ATTR_RDONLY), as runc's bind
+ * remount does; a bind with no attribute options keeps the source's flags.
+ * Callers drop this where the kernel refuses (a locked read-only mount). */
+uint64_t brig_mount_implied_clr (const struct brig_mount_options *o);
+
 /* The MS_* flags that are per-mount attributes (ro, nosuid, nodev, noexec,
  * the atime flags, nosymfollow): what a bind remount may change. */
 unsigned long brig_mount_attr_flags (void);

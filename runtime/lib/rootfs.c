@@ -91,11 +91,16 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
       if (m->destination == NULL || *m->destination == '\0')
         return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
       dest = brig_path_clean (m->destination);
-      if (names_root (dest))
-        return brig_error_set (err, EINVAL, "mount destination \"%s\": must not be \"/\"",
-                               m->destination);
       if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
         return brig_error_wrap (err, "mounts[%zu]", i);
+      if (names_root (dest) && (!is_bind (m, &o) || (o.flags & MS_REMOUNT)))
+        {
+          /* A bind onto "/" replaces the rootfs (as runc); anything else
+             there would be an empty or foreign root to pivot into. */
+          brig_mount_options_free (&o);
+          return brig_error_set (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only "
+                                 "a bind mount may replace the rootfs", i, m->destination);
+        }
       has_maps = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
       if (brig_ns_validate_id_mapping (m->uid_mappings, m->uid_mappings_len, "uidMappings", err) < 0
           || brig_ns_validate_id_mapping (m->gid_mappings, m->gid_mappings_len, "gidMappings",
@@ -135,7 +140,7 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
  * except /proc itself for procfs and the files lxcfs emulates, as runc
  * does. */
 int
-rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const char *bind_src,
+rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_src,
                    brig_error *err)
 {
   static const char *const allowed[] = {
@@ -156,7 +161,7 @@ rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const cha
       struct statfs sfs;
       if (type && strcmp (type, "proc") == 0)
         return 0;
-      if (bind_src && statfs (bind_src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+      if (bind_src >= 0 && fstatfs (bind_src, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
         return 0;
     }
   else
@@ -209,7 +214,12 @@ attach_tree (int tree, int target, const struct brig_mount_options *o, int usern
 
   if (o && (o->attr_set || o->attr_clr))
     {
-      r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr, 0, -1);
+      uint64_t implied = brig_mount_implied_clr (o);
+      r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr | implied, 0, -1);
+      /* A source whose read-only flag is locked (a host mount seen from a
+         user namespace) stays read-only: rw is only implied. */
+      if (r == -EPERM && implied)
+        r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr, 0, -1);
       if (r == -ENOSYS)
         classic = true;
       else if (r < 0)
@@ -239,32 +249,46 @@ int
 rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool recursive,
                   const struct brig_mount_options *o, brig_error *err)
 {
+  _cleanup_close_ int fd = open (src, O_PATH | O_CLOEXEC);
+  if (fd < 0)
+    return brig_error_errno (err, "bind mount %s", src);
+  return rootfs_bind_fd (c, fd, src, target_fd, recursive, o, err);
+}
+
+int
+rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_fd,
+                bool recursive, const struct brig_mount_options *o, brig_error *err)
+{
   _cleanup_close_ int tree = -1;
   int r;
 
-  tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | (recursive ? AT_RECURSIVE : 0));
+  tree = brig_open_tree (src_fd, "", OPEN_TREE_CLONE | AT_EMPTY_PATH
+                         | (recursive ? AT_RECURSIVE : 0));
   if (tree == -ENOSYS)
     {
-      /* Linux < 5.2: bind through the path, then remount the attributes. */
+      /* Linux < 5.2: bind through the fd's path, then remount the
+         attributes. */
       _cleanup_close_ int top = -1;
-      r = brig_mount_onto_fd (src, target_fd, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL);
+      char src[32];
+      r = brig_mount_onto_fd (brig_fd_path (src_fd, src), target_fd, NULL,
+                              MS_BIND | (recursive ? MS_REC : 0), NULL);
       if (r < 0)
-        return brig_error_set (err, -r, "bind mount %s", src);
+        return brig_error_set (err, -r, "bind mount %s", name);
       _cleanup_free_ char *path = brig_path_of_fd_in_root (target_fd, c->rootfs);
       top = path ? brig_path_open_in_root (c->rootfd, path, O_PATH) : -EINVAL;
       if (top < 0)
-        return brig_error_set (err, -top, "reopen the bind mount of %s", src);
+        return brig_error_set (err, -top, "reopen the bind mount of %s", name);
       if (o && (o->flags & brig_mount_attr_flags ()) && (r = remount_bind_classic (top, o)) < 0)
-        return brig_error_set (err, -r, "remount the bind mount of %s", src);
+        return brig_error_set (err, -r, "remount the bind mount of %s", name);
       if (o && (r = apply_propagation (top, o)) < 0)
-        return brig_error_set (err, -r, "set the propagation of %s", src);
+        return brig_error_set (err, -r, "set the propagation of %s", name);
       return 0;
     }
   if (tree < 0)
-    return brig_error_set (err, -tree, "open_tree %s", src);
+    return brig_error_set (err, -tree, "open_tree %s", name);
   r = attach_tree (tree, target_fd, o, -1);
   if (r < 0)
-    return brig_error_set (err, -r, "bind mount %s", src);
+    return brig_error_set (err, -r, "bind mount %s", name);
   return 0;
 }
 
@@ -346,24 +370,79 @@ bind_source (const struct rootfs_ctx *c, const char *src, char **owned)
   return *owned;
 }
 
+/* A bind onto "/": the source goes over the rootfs's self-bind, so
+ * pivot_root and every later entry (resolved from the reopened rootfd) use
+ * it as the root. */
+static int
+mount_bind_root (struct rootfs_ctx *c, const oci_mount *m, const struct brig_mount_options *o,
+                 int srcfd, bool prepared, const struct stat *st, brig_error *err)
+{
+  int r, fd;
+
+  if (!S_ISDIR (st->st_mode))
+    return brig_error_set (err, ENOTDIR, "mount %s to %s: a new root must be a directory",
+                           m->source, m->destination);
+  if (prepared)
+    {
+      r = brig_move_mount_to_fd (srcfd, c->rootfd);
+      if (r == 0)
+        r = apply_propagation (srcfd, o);
+      if (r < 0)
+        return brig_error_set (err, -r, "mount %s to %s", m->source, m->destination);
+    }
+  else if (rootfs_bind_fd (c, srcfd, m->source, c->rootfd, o->recursive, o, err) < 0)
+    return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
+  fd = open (c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return brig_error_errno (err, "reopen the rootfs %s", c->rootfs);
+  close (c->rootfd);
+  c->rootfd = fd;
+  return 0;
+}
+
 static int
 mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char *dest,
                   const struct brig_mount_options *o, brig_error *err)
 {
   _cleanup_free_ char *owned = NULL;
   const char *src = bind_source (c, m->source, &owned);
-  int prepared = c->opts && c->opts->mount_fds ? c->opts->mount_fds[i] : -1;
-  _cleanup_close_ int target = -1, tree = -1, userns = -1;
+  _cleanup_close_ int prepared = -1, srcfd = -1, target = -1, tree = -1, userns = -1;
   struct stat st;
   int r;
 
-  if ((prepared >= 0 ? fstat (prepared, &st) : stat (src, &st)) < 0)
+  if (c->opts && c->opts->open_source && (o->idmap || m->uid_mappings_len > 0))
+    {
+      /* Inside its user namespace the init cannot idmap host filesystems:
+         the parent makes the idmapped copy, from what the source is now. */
+      prepared = c->opts->open_source (c->opts->barrier_arg, i, err);
+      if (prepared < 0)
+        return prepared;
+    }
+  else
+    {
+      /* The source is opened once and mounted from that fd. */
+      r = srcfd = open (src, O_PATH | O_CLOEXEC);
+      if (r < 0)
+        r = -errno;
+      if ((r == -EACCES || r == -EPERM) && c->opts && c->opts->open_source)
+        {
+          /* Root of the user namespace may not look it up: brig may. */
+          srcfd = c->opts->open_source (c->opts->barrier_arg, i, err);
+          if (srcfd < 0)
+            return srcfd;
+        }
+      else if (r < 0)
+        return brig_error_set (err, -r, "mount %s to %s", m->source, m->destination);
+    }
+  if (fstat (prepared >= 0 ? prepared : srcfd, &st) < 0)
     return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
+  if (strcmp (dest, "/") == 0)
+    return mount_bind_root (c, m, o, prepared >= 0 ? prepared : srcfd, prepared >= 0, &st, err);
   target = brig_path_create_in_root (c->rootfd, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR
                                      : BRIG_PATH_FILE, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
-  if (rootfs_check_dest (c, target, NULL, src, err) < 0)
+  if (rootfs_check_dest (c, target, NULL, prepared >= 0 ? prepared : srcfd, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
 
   if (prepared >= 0)
@@ -379,13 +458,14 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     }
   if (!o->idmap && m->uid_mappings_len == 0)
     {
-      r = rootfs_bind_path (c, src, target, o->recursive, o, err);
+      r = rootfs_bind_fd (c, srcfd, src, target, o->recursive, o, err);
       return r < 0 ? brig_error_wrap (err, "mount %s to %s", m->source, m->destination) : 0;
     }
   userns = rootfs_idmap_userns (c->cfg, m, err);
   if (userns < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
-  tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | (o->recursive ? AT_RECURSIVE : 0));
+  tree = brig_open_tree (srcfd, "", OPEN_TREE_CLONE | AT_EMPTY_PATH
+                         | (o->recursive ? AT_RECURSIVE : 0));
   if (tree < 0)
     return brig_error_set (err, -tree, "mount %s to %s: open_tree", m->source, m->destination);
   r = attach_tree (tree, target, o, userns);
@@ -453,7 +533,7 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
-  if (rootfs_check_dest (c, target, type, NULL, err) < 0)
+  if (rootfs_check_dest (c, target, type, -1, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
   /* /dev is filled after the mounts; rootfs_finalize makes it read-only. */
   if (strcmp (dest, "/dev") == 0)
@@ -513,13 +593,13 @@ mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
   if (m->destination == NULL || *m->destination == '\0')
     return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
   dest = brig_path_clean (m->destination);
-  if (names_root (dest))
-    return brig_error_set (err, EINVAL, "mount destination \"%s\": must not be \"/\"",
-                           m->destination);
   if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
     return brig_error_wrap (err, "mounts[%zu]", i);
-  if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
-    r = mount_bind_entry (c, i, m, dest, &o, err);
+  if (names_root (dest) && (!is_bind (m, &o) || (o.flags & MS_REMOUNT)))
+    r = brig_error_set (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only a bind "
+                        "mount may replace the rootfs", i, m->destination);
+  else if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
+    r = mount_bind_entry (c, i, m, names_root (dest) ? "/" : dest, &o, err);
   else if (m->type && (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0))
     r = mount_cgroup_entry (c, m, dest, &o, err);
   else

@@ -6,9 +6,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "ocispec.h"
+#include "sync.h"
 
 struct brig_rootfs_opts {
   bool no_pivot;     /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
@@ -19,10 +22,11 @@ struct brig_rootfs_opts {
                         was unshared, or the kernel refuses the bind) */
   const char *bundle;    /* base of relative bind-mount sources (runtime-spec:
                             "relative to the bundle"); NULL: the cwd */
-  const int *mount_fds;  /* NULL, or one entry per cfg->mounts: >= 0 is a
-                            detached mount (open_tree(2), e.g. idmapped by
-                            rootfs_prepare_idmap_mounts in the parent) that is
-                            attached instead of mounting the source */
+  /* NULL, or (in a user namespace) asks the parent to open the source of
+   * mounts[i] when the init may not look it up itself (an O_PATH fd), or
+   * to idmap it (the detached mount: the init cannot idmap host
+   * filesystems); -errno with err set. Called with barrier_arg. */
+  int (*open_source) (void *arg, size_t i, brig_error *err);
   /* NULL, or called before the first step that depends on the process's
    * cgroup: a cgroup or cgroup2 mount (rooted by the cgroup namespace) and
    * device nodes (the devices controller checks mknod). It may be called
@@ -53,16 +57,24 @@ int rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig
  * propagation of "/". */
 int rootfs_finalize (const oci_config *cfg, brig_error *err);
 
-/* In the parent, before the init is cloned (and before it enters a user
- * namespace): for every idmap/ridmap mount (or one with uidMappings), make
- * a detached, idmapped copy of its source with the mount's attributes.
- * *fds_out gets NULL (no such mount) or an array with one entry per
- * cfg->mounts (-1 where none) to pass as brig_rootfs_opts.mount_fds. */
-int rootfs_prepare_idmap_mounts (const oci_config *cfg, const char *bundle, int **fds_out,
-                                 brig_error *err);
+/* In the parent: open mounts[i].source (relative: to bundle) O_PATH with
+ * brig's rights, resolved as the host does but inside the mount namespace
+ * of the init pid (rootfs_source.c). Returns the fd or -errno. */
+int rootfs_source_open (const oci_config *cfg, const char *bundle, pid_t pid, size_t i,
+                        brig_error *err);
 
-/* Close and free what rootfs_prepare_idmap_mounts returned (n: mounts_len). */
-void rootfs_close_mount_fds (int *fds, size_t n);
+/* In the parent: the detached, idmapped copy of the object srcfd (from
+ * rootfs_source_open) for mounts[i], with its attributes, made in the mount
+ * namespace of the init pid. Returns the mount fd or -errno. */
+int rootfs_idmap_tree (const oci_config *cfg, size_t i, int srcfd, pid_t pid, brig_error *err);
+
+/* True when mounts entry m is idmapped (idmap/ridmap or its own maps). */
+bool rootfs_wants_idmap (const oci_mount *m);
+
+/* In the parent: brig_sync_expect for type, answering the init's
+ * BRIG_SYNC_MOUNT_SOURCE requests that come before it. */
+int rootfs_source_expect (int sock, uint32_t type, struct brig_sync_msg *msg, const oci_config *cfg,
+                          const char *bundle, pid_t pid, brig_error *err);
 
 /* After pivot: bind the pty slave console_fd onto /dev/console (creating
  * the mount point). For a console made inside the container. */

@@ -214,7 +214,7 @@ rootfs_mount_cgroup (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
   _cleanup_close_ int target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   struct statfs sfs;
 
-  if (target < 0 || rootfs_check_dest (c, target, "cgroup", NULL, err) < 0)
+  if (target < 0 || rootfs_check_dest (c, target, "cgroup", -1, err) < 0)
     return brig_error_wrap (err, "mount cgroup to %s", m->destination);
   if (statfs ("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
     return mount_v2 (c, dest, target, o, err);

@@ -2,8 +2,9 @@
  * and gidMappings). mount_setattr(MOUNT_ATTR_IDMAP) needs a user namespace
  * carrying the mapping, and CAP_SYS_ADMIN over the filesystem's user
  * namespace: a container init inside its own user namespace cannot idmap
- * the host's filesystems, so rootfs_prepare_idmap_mounts does it in the
- * parent and the init only attaches the result. */
+ * the host's filesystems, so the parent does it when the init asks
+ * (rootfs_source.c), in the init's mount namespace (so the source shows
+ * what earlier mounts put there), and the init only attaches the result. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "mounts.h"
 #include "paths.h"
 #include "rootfs_internal.h"
+#include "sync.h"
 #include "utils.h"
 
 static char *
@@ -130,83 +133,95 @@ rootfs_idmap_userns (const oci_config *cfg, const oci_mount *m, brig_error *err)
                          "(on the mount or the container)");
 }
 
-static bool
-wants_idmap (const oci_mount *m, const struct brig_mount_options *o)
+/* In a child of the parent that entered the init's mount namespace (the
+ * kernel clones only mounts of the caller's namespace): the detached,
+ * idmapped copy of srcfd with the mount's attributes, sent over sock. */
+static void __attribute__ ((noreturn))
+idmap_in_child (int sock, int mntns, int srcfd, int userns, const struct brig_mount_options *o)
 {
-  return o->idmap || m->uid_mappings_len > 0;
+  int tree, r = 0;
+
+  if (setns (mntns, CLONE_NEWNS) < 0)
+    _exit (1);
+  tree = brig_open_tree (srcfd, "", OPEN_TREE_CLONE | AT_EMPTY_PATH
+                         | (o->recursive ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    r = tree;
+  if (r == 0 && (o->attr_set || o->attr_clr))
+    {
+      uint64_t implied = brig_mount_implied_clr (o);
+      r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr | implied, 0, -1);
+      if (r == -EPERM && implied)
+        r = brig_mount_setattr_fd (tree, false, o->attr_set, o->attr_clr, 0, -1);
+    }
+  if (r == 0)
+    r = brig_mount_setattr_fd (tree, o->ridmap, MOUNT_ATTR_IDMAP, 0, 0, userns);
+  if (r == 0 && (o->rec_attr_set || o->rec_attr_clr))
+    r = brig_mount_setattr_fd (tree, true, o->rec_attr_set, o->rec_attr_clr, 0, -1);
+  brig_sync_send (sock, 0, r, NULL, 0, r == 0 ? tree : -1);
+  _exit (0);
 }
 
 int
-rootfs_prepare_idmap_mounts (const oci_config *cfg, const char *bundle, int **fds_out,
-                             brig_error *err)
+rootfs_idmap_tree (const oci_config *cfg, size_t i, int srcfd, pid_t pid, brig_error *err)
 {
-  int *fds = NULL;
-  int r = 0;
+  const oci_mount *m = &cfg->mounts[i];
+  struct brig_mount_options o;
+  struct brig_sync_msg msg = { .fd = -1 };
+  _cleanup_close_ int userns = -1, mntns = -1;
+  int sv[2] = { -1, -1 }, r;
+  char path[64];
+  pid_t child;
 
-  *fds_out = NULL;
-  for (size_t i = 0; i < cfg->mounts_len; i++)
+  if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
+    return brig_error_wrap (err, "mounts[%zu]", i);
+  userns = rootfs_idmap_userns (cfg, m, err);
+  if (userns < 0)
     {
-      const oci_mount *m = &cfg->mounts[i];
-      struct brig_mount_options o;
-      _cleanup_free_ char *owned = NULL;
-      _cleanup_close_ int tree = -1, userns = -1;
-      const char *src;
-
-      if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
-        {
-          r = brig_error_wrap (err, "mounts[%zu]", i);
-          break;
-        }
-      if (!wants_idmap (m, &o) || m->source == NULL)
-        {
-          brig_mount_options_free (&o);
-          continue;
-        }
-      if (fds == NULL)
-        {
-          fds = xmalloc0 (cfg->mounts_len * sizeof (int));
-          for (size_t k = 0; k < cfg->mounts_len; k++)
-            fds[k] = -1;
-        }
-      src = m->source;
-      if (src[0] != '/')
-        src = owned = xasprintf ("%s/%s", bundle ? bundle : ".", m->source);
-      userns = rootfs_idmap_userns (cfg, m, err);
-      if (userns < 0)
-        r = userns;
-      if (r == 0 && (tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE
-                                            | (o.recursive ? AT_RECURSIVE : 0))) < 0)
-        r = brig_error_set (err, -tree, "open_tree %s", src);
-      if (r == 0 && (o.attr_set || o.attr_clr))
-        r = brig_mount_setattr_fd (tree, false, o.attr_set, o.attr_clr, 0, -1);
-      if (r == 0)
-        r = brig_mount_setattr_fd (tree, o.ridmap, MOUNT_ATTR_IDMAP, 0, 0, userns);
-      if (r == 0 && (o.rec_attr_set || o.rec_attr_clr))
-        r = brig_mount_setattr_fd (tree, true, o.rec_attr_set, o.rec_attr_clr, 0, -1);
       brig_mount_options_free (&o);
-      if (r < 0)
-        {
-          if (err && err->msg == NULL)
-            brig_error_set (err, -r, "idmap %s", src);
-          brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
-          break;
-        }
-      fds[i] = brig_steal_fd (tree);
+      return userns;
     }
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+  mntns = open (path, O_RDONLY | O_CLOEXEC);
+  if (mntns < 0 || socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    {
+      brig_mount_options_free (&o);
+      return brig_error_errno (err, "idmap %s", m->source);
+    }
+  child = fork ();
+  if (child == 0)
+    {
+      close (sv[0]);
+      idmap_in_child (sv[1], mntns, srcfd, userns, &o);
+    }
+  brig_mount_options_free (&o);
+  close (sv[1]);
+  r = child < 0 ? -errno : brig_sync_recv (sv[0], &msg);
+  close (sv[0]);
+  if (child > 0)
+    while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+      ;
+  if (r == 0 && (msg.code != 0 || msg.fd < 0))
+    r = msg.code < 0 ? msg.code : -EIO;
   if (r < 0)
     {
-      rootfs_close_mount_fds (fds, cfg->mounts_len);
-      return r;
+      brig_sync_msg_clear (&msg);
+      return brig_error_set (err, -r, "idmap %s", m->source);
     }
-  *fds_out = fds;
-  return 0;
+  return msg.fd;
 }
 
-void
-rootfs_close_mount_fds (int *fds, size_t n)
+bool
+rootfs_wants_idmap (const oci_mount *m)
 {
-  for (size_t i = 0; fds && i < n; i++)
-    if (fds[i] >= 0)
-      close (fds[i]);
-  free (fds);
+  struct brig_mount_options o;
+  bool idmap;
+
+  if (m->uid_mappings_len > 0)
+    return true;
+  if (brig_mount_options_parse (m->options, m->options_len, &o, NULL) < 0)
+    return false;
+  idmap = o.idmap;
+  brig_mount_options_free (&o);
+  return idmap;
 }

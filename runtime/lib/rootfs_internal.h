@@ -21,8 +21,9 @@ struct rootfs_ctx {
 bool rootfs_has_namespace (const oci_config *cfg, const char *type);
 
 /* Check a resolved mount point: not the root itself, not inside /proc
- * (except /proc for procfs or a procfs bind, and the lxcfs files). */
-int rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, const char *bind_src,
+ * (except /proc for procfs or a procfs bind from the fd bind_src, and the
+ * lxcfs files). bind_src: -1 when not a bind. */
+int rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_src,
                        brig_error *err);
 
 /* Mount type on the object target_fd refers to (dest is its path in the
@@ -37,6 +38,11 @@ int rootfs_mount_fs (struct rootfs_ctx *c, const char *source, const char *dest,
  * attributes and propagation of o (o may be NULL: a plain bind). */
 int rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool recursive,
                       const struct brig_mount_options *o, brig_error *err);
+
+/* rootfs_bind_path from the object src_fd refers to (an O_PATH fd of the
+ * source, opened once); name is the source for errors. */
+int rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_fd,
+                    bool recursive, const struct brig_mount_options *o, brig_error *err);
 
 /* The "cgroup" mount type: cgroup2 on a unified host, else a tmpfs with the
  * v1 hierarchies (mounted per controller in a cgroup namespace, bound from

@@ -52,6 +52,12 @@ int brig_seccomp_hand_over (const brig_seccomp *sc, int sock, int notify_fd);
  * return the listener fd in *fd (O_CLOEXEC). */
 int brig_seccomp_receive_listener (int sock, pid_t pid, int *fd, brig_error *err);
 
+struct brig_sync_msg;
+/* The same for a BRIG_SYNC_SECCOMP message m the caller already received
+ * (takes m's fd, or the fd m names by number). */
+int brig_seccomp_take_listener (int sock, pid_t pid, struct brig_sync_msg *m, int *fd,
+                                brig_error *err);
+
 /* How long brig waits, once the agent has the listener fd, for the
  * process to get through its remaining setup (READY, then execve), whose
  * syscalls the agent may have to answer. An agent that holds the fd and

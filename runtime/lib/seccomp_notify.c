@@ -55,29 +55,38 @@ int
 brig_seccomp_receive_listener (int sock, pid_t pid, int *fd, brig_error *err)
 {
   struct brig_sync_msg m = { .fd = -1 };
-  _cleanup_close_ int pidfd = -1;
   int r;
 
   *fd = -1;
   r = brig_sync_expect (sock, BRIG_SYNC_SECCOMP, &m, err);
-  if (r < 0)
-    return r;
-  if (m.fd >= 0)
+  if (r == 0)
+    r = brig_seccomp_take_listener (sock, pid, &m, fd, err);
+  brig_sync_msg_clear (&m);
+  return r;
+}
+
+int
+brig_seccomp_take_listener (int sock, pid_t pid, struct brig_sync_msg *m, int *fd,
+                            brig_error *err)
+{
+  _cleanup_close_ int pidfd = -1;
+  int r;
+
+  *fd = -1;
+  if (m->fd >= 0)
     {
-      *fd = m.fd;
-      m.fd = -1;
-      brig_sync_msg_clear (&m);
+      *fd = m->fd;
+      m->fd = -1;
       return 0;
     }
-  brig_sync_msg_clear (&m);
   /* pid is brig's unreaped child: it cannot have been recycled. */
   pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   if (pidfd < 0)
     return brig_error_errno (err, "seccomp listener: pidfd_open %d", (int) pid);
-  r = (int) syscall (SYS_pidfd_getfd, pidfd, m.code, 0);
+  r = (int) syscall (SYS_pidfd_getfd, pidfd, m->code, 0);
   if (r < 0)
     return brig_error_errno (err, "seccomp listener: take fd %d of process %d (pidfd_getfd, "
-                                  "needed because sendmsg is notified)", (int) m.code, (int) pid);
+                                  "needed because sendmsg is notified)", (int) m->code, (int) pid);
   *fd = r;
   r = brig_sync_send (sock, BRIG_SYNC_SECCOMP_DONE, 0, NULL, 0, -1);
   if (r < 0)

@@ -168,7 +168,12 @@ brig_sync_recv (int sock, struct brig_sync_msg *msg)
 int
 brig_sync_expect (int sock, uint32_t type, struct brig_sync_msg *msg, brig_error *err)
 {
-  int r = brig_sync_recv (sock, msg);
+  return brig_sync_check (brig_sync_recv (sock, msg), type, msg, err);
+}
+
+int
+brig_sync_check (int r, uint32_t type, struct brig_sync_msg *msg, brig_error *err)
+{
   if (r == -EPIPE)
     {
       /* -EPIPE tells the caller the peer is gone (create looks for why) */

@@ -27,6 +27,10 @@ enum brig_sync_type {
                              the filter was loaded: fd in SCM_RIGHTS, or no
                              fd and code: its number (pidfd_getfd) */
   BRIG_SYNC_SECCOMP_DONE, /* P->C: the fd named by number was taken */
+  BRIG_SYNC_MOUNT_SOURCE,    /* C->P: data: index of a mounts[] entry whose source the
+                                init (in a user namespace) cannot reach: open it */
+  BRIG_SYNC_MOUNT_SOURCE_FD, /* P->C: fd: O_PATH fd of that source; or code: errno,
+                                data: message */
 };
 
 struct brig_sync_msg {
@@ -57,6 +61,10 @@ int brig_sync_recv (int sock, struct brig_sync_msg *msg);
 /* Receive a message of the given type. A SYNC_ERROR becomes the error (its
  * message verbatim); EOF is "container init exited" and returns -EPIPE. */
 int brig_sync_expect (int sock, uint32_t type, struct brig_sync_msg *msg, brig_error *err);
+
+/* What brig_sync_expect does with a message brig_sync_recv returned r for:
+ * the same errors, for callers that look at the message type first. */
+int brig_sync_check (int r, uint32_t type, struct brig_sync_msg *msg, brig_error *err);
 
 /* Free msg's data and close its fd. */
 void brig_sync_msg_clear (struct brig_sync_msg *msg);

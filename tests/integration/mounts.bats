@@ -306,12 +306,12 @@ has_opt() {
 	[ ! -e /etc/volroot ]
 }
 
-@test "mounts: a mount destination of / is refused" {
+@test "mounts: a mount destination of / that is not a bind is refused" {
 	add_mount '{"destination": "/", "type": "tmpfs", "source": "tmpfs"}'
 	run_sh 'true'
 	[ "$status" -ne 0 ]
 	if is_brig; then
-		assert_contains "$output" 'mount destination "/": must not be "/"'
+		assert_contains "$output" 'destination "/" is the root: only a bind mount may replace the rootfs'
 		assert_no_leftovers
 	fi
 }

@@ -158,6 +158,15 @@ test_attrs (void)
   tap_ok ((o.attr_clr & MOUNT_ATTR__ATIME) == MOUNT_ATTR__ATIME
           && (o.attr_set & MOUNT_ATTR__ATIME) == MOUNT_ATTR_NOATIME, "noatime sets the atime mode");
   brig_mount_options_free (&o);
+  parse_opts (&o, "bind,noatime");
+  tap_ok (brig_mount_implied_clr (&o) == MOUNT_ATTR_RDONLY, "an attribute without ro implies rw");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "bind,nosuid,ro");
+  tap_ok (brig_mount_implied_clr (&o) == 0, "ro implies nothing");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "rbind,rprivate,rro");
+  tap_ok (brig_mount_implied_clr (&o) == 0, "no plain attribute: the source's flags stay");
+  brig_mount_options_free (&o);
   parse_opts (&o, "atime,norelatime,nostrictatime");
   tap_ok (o.attr_set == 0 && o.attr_clr == 0, "atime/norelatime/nostrictatime keep the atime mode of a bind");
   brig_mount_options_free (&o);
@@ -453,9 +462,14 @@ test_validate (void)
   oci_config_free (c);
 
   expect_invalid (CFG ("{\"destination\":\"/\",\"type\":\"tmpfs\"}", ""),
-                  "mount destination \"/\": must not be \"/\"", "destination / is refused");
+                  "mounts[0]: destination \"/\" is the root: only a bind mount may replace the rootfs",
+                  "destination / is refused for a tmpfs");
   expect_invalid (CFG ("{\"destination\":\"/a/..\",\"type\":\"tmpfs\"}", ""),
-                  "must not be \"/\"", "destination /a/.. is refused");
+                  "is the root", "destination /a/.. is refused for a tmpfs");
+  c = config (CFG ("{\"destination\":\"/\",\"type\":\"bind\",\"source\":\"/tmp\",\"options\":[\"rbind\"]}", ""));
+  tap_ok (c && rootfs_validate (c, &err) == 0, "a bind onto / is accepted (%s)", err.msg ? err.msg : "ok");
+  brig_error_clear (&err);
+  oci_config_free (c);
   expect_invalid (CFG ("", "\"rootfsPropagation\":\"sideways\""),
                   "linux.rootfsPropagation: \"sideways\"", "an unknown rootfsPropagation");
   expect_invalid (CFG ("", "\"devices\":[{\"path\":\"/dev/x\",\"type\":\"x\",\"major\":1,\"minor\":1}]"),
@@ -491,7 +505,7 @@ test_validate (void)
 int
 main (void)
 {
-  tap_plan (113);
+  tap_plan (117);
   test_flags ();
   test_bind_and_extensions ();
   test_propagation ();
