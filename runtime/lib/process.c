@@ -177,11 +177,21 @@ env_get (char *const *env, const char *name)
   return NULL;
 }
 
+/* X_OK as execve will check it: with the effective uid, gids and
+ * capabilities the process holds now (AT_EACCESS). access() would use the
+ * real ids and, for a non-root uid, no capabilities at all, refusing what
+ * CAP_DAC_OVERRIDE lets execve run. */
+static int
+may_execute (const char *path)
+{
+  return faccessat (AT_FDCWD, path, X_OK, AT_EACCESS);
+}
+
 static bool
 is_executable_file (const char *path)
 {
   struct stat st;
-  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && access (path, X_OK) == 0;
+  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && may_execute (path) == 0;
 }
 
 int
@@ -199,7 +209,7 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
         return brig_error_errno (err, "exec \"%s\"", arg0);
       if (S_ISDIR (st.st_mode))
         return brig_error_set (err, EACCES, "exec \"%s\": is a directory", arg0);
-      if (access (arg0, X_OK) < 0)
+      if (may_execute (arg0) < 0)
         return brig_error_errno (err, "exec \"%s\"", arg0);
       *path = xstrdup (arg0);
       return 0;
@@ -223,22 +233,68 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
   return brig_error_set (err, ENOENT, "executable file \"%s\" not found in $PATH", arg0);
 }
 
+/* Index of NAME's entry in v[0..n), or n. */
+static size_t
+env_find (char *const *v, size_t n, const char *name, size_t len)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (v[i], name, len) == 0 && v[i][len] == '=')
+      return i;
+  return n;
+}
+
 char **
-brig_process_build_env (const oci_process *p)
+brig_process_env_list (const oci_process *p)
 {
   size_t n = p && p->env ? p->env_len : 0;
   char **v = xmalloc0 ((n + 2) * sizeof (char *));
   size_t k = 0;
 
+  /* As runc: a variable given twice keeps its first place and its last
+   * value, once. A program's getenv would see the first (glibc), a shell
+   * the last: one entry leaves no room for the two to disagree. */
   for (size_t i = 0; i < n; i++)
-    v[k++] = xstrdup (p->env[i]);
-  if (env_get (v, "HOME") == NULL)
+    {
+      const char *eq;
+      size_t at;
+      if (p->env[i] == NULL)
+        continue;
+      eq = strchr (p->env[i], '=');
+      at = eq ? env_find (v, k, p->env[i], (size_t) (eq - p->env[i])) : k;
+      if (at < k)
+        {
+          free (v[at]);
+          v[at] = xstrdup (p->env[i]);
+        }
+      else
+        v[k++] = xstrdup (p->env[i]);
+    }
+  v[k] = NULL;
+  return v;
+}
+
+char **
+brig_process_build_env (const oci_process *p)
+{
+  char **v = brig_process_env_list (p);
+  size_t k = 0, at;
+
+  while (v[k])
+    k++;
+  at = env_find (v, k, "HOME", 4);
+  /* An empty HOME is as good as none (runc): the user's home from the
+   * container's /etc/passwd, or "/". env_list left room for one more. */
+  if (at == k || v[at][5] == '\0')
     {
       uid_t uid = p && p->user && p->user->has_uid ? p->user->uid : 0;
       _cleanup_free_ char *home = brig_passwd_field (uid, 5);
-      v[k++] = xasprintf ("HOME=%s", home && *home ? home : "/");
+      char *kv = xasprintf ("HOME=%s", home && *home ? home : "/");
+      if (at < k)
+        free (v[at]);
+      else
+        v[k + 1] = NULL;
+      v[at] = kv;
     }
-  v[k] = NULL;
   return v;
 }
 
@@ -455,6 +511,11 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   bool chdir_done = false;
   int r;
 
+  /* A session (and process group) of its own, as runc gives every process:
+   * the one brig had lies outside the container's pid namespace, where
+   * getpgrp() and getsid() read 0. A terminal made us a leader already. */
+  if (setsid () < 0 && getsid (0) != getpid ())
+    return brig_error_errno (err, "setsid");
   r = brig_process_fix_stdio_owner (u && u->has_uid ? u->uid : 0, err);
   if (r < 0)
     return r;
