@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Drop-in for runc, the process side (issue #16 items 4, 6, 9, 10, 11, 15):
 #   - an exec'd process (and the init) has a session and process group of its
-#     own, visible inside the container's pid namespace (item 4);
+#     own, visible inside the container's pid namespace, and cannot signal
+#     the runtime's process group on the host (item 4);
 #   - ambient capabilities the kernel refuses (listed without inheritable,
 #     as `runc spec` writes them) print nothing, only a debug line (item 6);
 #   - a pty that brig proxies itself (foreground run/exec -t) passes "\n"
@@ -24,13 +25,16 @@ RECVTTY="${RECVTTY:-${BUILDDIR:-$SRCDIR}/tests/tools/recvtty}"
 setup() {
 	requires root
 	setup_bundle
-	RECVTTY_PID=
+	RECVTTY_PID= SLEEP_PID=
 }
 
 teardown() {
 	if [ -n "${RECVTTY_PID:-}" ]; then
 		kill "$RECVTTY_PID" 2>/dev/null || true
 		wait "$RECVTTY_PID" 2>/dev/null || true
+	fi
+	if [ -n "${SLEEP_PID:-}" ] && process_alive "$SLEEP_PID"; then
+		kill "$SLEEP_PID" 2>/dev/null || true
 	fi
 	teardown_bundle
 }
@@ -63,6 +67,38 @@ tty_text() {
 	f="$(brig exec ctr cat /proc/1/stat | stat_fields)"
 	echo "init: pid pgrp sid = $f"
 	[ "$f" = "1 1 1" ]
+}
+
+# in_own_session CMD...: run the runtime with CMD in a new session (setsid)
+# beside a host `sleep` of the same process group, whose pid goes to
+# $SLEEP_PID; only processes of this test are in that group.
+in_own_session() {
+	setsid -w bash -c 'sleep 60 & echo $! >"$1/sleep.pid"; shift
+		"$@" >"$BUNDLE/session.out" 2>&1; echo "rc=$?" >>"$BUNDLE/session.out"' \
+		sh "$BUNDLE" "$RUNTIME" --root "$ROOT" "$@" </dev/null || true
+	SLEEP_PID="$(cat "$BUNDLE/sleep.pid")"
+	cat "$BUNDLE/session.out" 2>/dev/null || true
+}
+
+@test "dropin: a process in the container cannot signal the runtime's process group" {
+	# kill(0, SIGTERM) signals the caller's process group: with the group
+	# brig had, that was brig, its caller and whatever else ran in that job
+	# on the host.
+	update_config '.process.args = ["kill", "-TERM", "0"]'
+	in_own_session run ctr
+	process_alive "$SLEEP_PID"
+	grep -qx 'rc=0' "$BUNDLE/session.out"
+	kill "$SLEEP_PID"
+
+	# The same from an exec'd process.
+	update_config '.process.args = ["sleep", "100"]'
+	run_detached ctr2
+	in_own_session exec ctr2 kill -TERM 0
+	process_alive "$SLEEP_PID"
+	# Its group is itself: it got the SIGTERM (128+15), as in runc.
+	grep -qx 'rc=143' "$BUNDLE/session.out"
+	# (the container's own init was not in that group either)
+	[ "$(brig state ctr2 | jq -r .status)" = running ]
 }
 
 @test "dropin: ambient capabilities that cannot be raised are not warned about" {
