@@ -184,7 +184,23 @@ env_get (char *const *env, const char *name)
 static int
 may_execute (const char *path)
 {
-  return faccessat (AT_FDCWD, path, X_OK, AT_EACCESS);
+  struct stat st;
+
+  if (faccessat (AT_FDCWD, path, X_OK, AT_EACCESS) == 0)
+    return 0;
+  /* X_OK never yields EPERM from a file system: a seccomp filter loaded
+   * already (no noNewPrivileges) refuses faccessat2. Then any execute bit
+   * will do here, and execve gives the kernel's answer. */
+  if (errno != EPERM && errno != ENOSYS)
+    return -1;
+  if (stat (path, &st) < 0)
+    return -1;
+  if (!(st.st_mode & 0111))
+    {
+      errno = EACCES;
+      return -1;
+    }
+  return 0;
 }
 
 static bool

@@ -221,6 +221,16 @@ in_own_session() {
 	echo "$output"
 	[ "$status" -ne 0 ]
 	assert_contains "$output" "ermission denied"
+	# A seccomp filter loaded before the lookup (no noNewPrivileges) that
+	# refuses faccessat2 (profiles older than it) does not break the search.
+	update_config '.process.noNewPrivileges = false
+		| .process.env = ["PATH=/bin"] | .process.args = ["echo", "found"]
+		| .linux.seccomp = { "defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+			{ "names": ["faccessat2"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1 } ] }'
+	run brig run ctr4 </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = found ]
 }
 
 @test "dropin: a variable given twice is kept once, an empty HOME is the user's home" {
