@@ -259,32 +259,69 @@ env_find (char *const *v, size_t n, const char *name, size_t len)
   return n;
 }
 
+/* Length of the name of "NAME=value" (the whole string without '='). */
+static size_t
+env_name_len (const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  return eq ? (size_t) (eq - kv) : strlen (kv);
+}
+
+/* Whether two entries set the same variable. */
+static bool
+env_cmp_names (const char *a, const char *b)
+{
+  size_t la = env_name_len (a);
+  return la == env_name_len (b) && memcmp (a, b, la) == 0;
+}
+
+/* qsort_r order of indices into the env array arg: by name, then by
+ * position, so each name's entries end up together, first one first. */
+static int
+env_cmp (const void *a, const void *b, void *arg)
+{
+  char *const *env = arg;
+  size_t i = *(const size_t *) a, j = *(const size_t *) b;
+  const char *x = env[i], *y = env[j];
+  size_t lx = env_name_len (x), ly = env_name_len (y);
+  int c = memcmp (x, y, lx < ly ? lx : ly);
+
+  if (c == 0 && lx != ly)
+    c = lx < ly ? -1 : 1;
+  if (c == 0)
+    c = i < j ? -1 : i > j;
+  return c;
+}
+
 char **
 brig_process_env_list (const oci_process *p)
 {
   size_t n = p && p->env ? p->env_len : 0;
   char **v = xmalloc0 ((n + 2) * sizeof (char *));
+  _cleanup_free_ size_t *order = xmalloc0 ((n + 1) * sizeof (size_t));
+  _cleanup_free_ const char **value = xmalloc0 ((n + 1) * sizeof (char *));
   size_t k = 0;
 
   /* As runc: a variable given twice keeps its first place and its last
    * value, once. A program's getenv would see the first (glibc), a shell
-   * the last: one entry leaves no room for the two to disagree. */
+   * the last: one entry leaves no room for the two to disagree. Sorted,
+   * not compared pairwise: an image may bring any number of variables. */
   for (size_t i = 0; i < n; i++)
+    order[i] = i;
+  if (n > 1)
+    qsort_r (order, n, sizeof *order, env_cmp, p->env);
+  for (size_t g = 0; g < n;)
     {
-      const char *eq;
-      size_t at;
-      if (p->env[i] == NULL)
-        continue;
-      eq = strchr (p->env[i], '=');
-      at = eq ? env_find (v, k, p->env[i], (size_t) (eq - p->env[i])) : k;
-      if (at < k)
-        {
-          free (v[at]);
-          v[at] = xstrdup (p->env[i]);
-        }
-      else
-        v[k++] = xstrdup (p->env[i]);
+      size_t e = g + 1;
+      while (e < n && env_cmp_names (p->env[order[g]], p->env[order[e]]))
+        e++;
+      /* value[first place] = last value; the others stay NULL */
+      value[order[g]] = p->env[order[e - 1]];
+      g = e;
     }
+  for (size_t i = 0; i < n; i++)
+    if (value[i] != NULL)
+      v[k++] = xstrdup (value[i]);
   v[k] = NULL;
   return v;
 }
