@@ -201,10 +201,12 @@ brig_caps_apply (const oci_capabilities *caps, brig_error *err)
         {
           /* The kernel only allows ambient caps that are also permitted
            * and inheritable: a config that lists one without the other is
-           * honoured as far as possible, as runc does. */
+           * honoured as far as possible, as runc does, and as quietly:
+           * `runc spec` itself writes such a config, so a warning would
+           * be printed on every run of the most common bundle. */
           int e = errno;
           char *name = cap_to_name ((cap_value_t) c);
-          brig_warn ("cannot raise ambient capability %s: %s", name ? name : "?", strerror (e));
+          brig_debug ("cannot raise ambient capability %s: %s", name ? name : "?", strerror (e));
           cap_free (name);
         }
     }

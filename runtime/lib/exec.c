@@ -270,6 +270,7 @@ struct exec_child {
   int sync;              /* child end of the sync socketpair */
   int console;           /* console socket (or socketpair end) when tty, else -1 */
   const oci_console_size *size; /* the pty's initial size or NULL */
+  bool proxied;          /* the pty comes back to brig (no console socket) */
   int preserve_fds;
 };
 
@@ -362,7 +363,7 @@ run_process (struct exec_child *x)
 
   if (x->console >= 0)
     {
-      r = brig_terminal_setup (x->console, x->size, false, &err);
+      r = brig_terminal_setup (x->console, x->size, false, x->proxied, &err);
       x->console = -1;
       if (r < 0)
         goto fail;
@@ -729,7 +730,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
       struct exec_child x = {
         .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
         .console = console[1], .preserve_fds = o->preserve_fds,
-        .size = p->console_size,
+        .size = p->console_size, .proxied = o->console_socket == NULL,
       };
       oci_console_size ours;
       /* A pty we proxy starts with the size of the terminal brig runs in. */

@@ -28,7 +28,7 @@ now_ms (void)
 
 /* The child side: never returns. */
 static void __attribute__ ((noreturn))
-hook_child (const oci_hook *h, int in_fd, int out_fd)
+hook_child (const oci_hook *h, char *const *env, int in_fd, int out_fd)
 {
   char *argv_default[2] = { h->path, NULL };
   sigset_t none;
@@ -39,7 +39,7 @@ hook_child (const oci_hook *h, int in_fd, int out_fd)
   if (dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (out_fd, 2) < 0)
     _exit (127);
   execve (h->path, h->args && h->args_len > 0 ? h->args : argv_default,
-          h->env ? h->env : environ);
+          h->env ? h->env : env ? env : environ);
   dprintf (2, "exec %s: %s", h->path, strerror (errno));
   _exit (127);
 }
@@ -60,7 +60,7 @@ append_output (char *buf, size_t *len, int fd)
 
 static int
 run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
-         brig_error *err)
+         char *const *env, brig_error *err)
 {
   int in[2] = { -1, -1 }, out[2] = { -1, -1 };
   _cleanup_close_ int pidfd = -1, in_w = -1, out_r = -1;
@@ -89,7 +89,7 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
       return brig_error_set (err, e, "%s hook #%zu (%s): fork", kind, index, h->path);
     }
   if (pid == 0)
-    hook_child (h, in[0], out[1]);
+    hook_child (h, env, in[0], out[1]);
   close (in[0]);
   close (out[1]);
   in_w = in[1];
@@ -170,8 +170,8 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
 }
 
 static int
-run_all (const oci_hook *hooks, size_t n, const char *kind, const char *state, bool warn_only,
-         brig_error *err)
+run_all (const oci_hook *hooks, size_t n, const char *kind, const char *state,
+         char *const *env, bool warn_only, brig_error *err)
 {
   struct sigaction ign = { .sa_handler = SIG_IGN }, old;
   int ret = 0;
@@ -183,7 +183,7 @@ run_all (const oci_hook *hooks, size_t n, const char *kind, const char *state, b
   for (size_t i = 0; i < n; i++)
     {
       brig_error e = { 0 };
-      int r = run_one (&hooks[i], i, kind, state, &e);
+      int r = run_one (&hooks[i], i, kind, state, env, &e);
       if (r < 0)
         {
           if (warn_only)
@@ -211,11 +211,18 @@ int
 brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind, const char *state_json,
                 brig_error *err)
 {
-  return run_all (hooks, n, kind, state_json, false, err);
+  return run_all (hooks, n, kind, state_json, NULL, false, err);
+}
+
+int
+brig_hooks_run_env (const oci_hook *hooks, size_t n, const char *kind, const char *state_json,
+                    char *const *env, brig_error *err)
+{
+  return run_all (hooks, n, kind, state_json, env, false, err);
 }
 
 void
 brig_hooks_run_warn (const oci_hook *hooks, size_t n, const char *kind, const char *state_json)
 {
-  run_all (hooks, n, kind, state_json, true, NULL);
+  run_all (hooks, n, kind, state_json, NULL, true, NULL);
 }

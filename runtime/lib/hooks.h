@@ -4,8 +4,10 @@
  *   prestart, createRuntime  the parent (runtime namespaces), after the
  *                            container's namespaces exist, before pivot_root
  *   createContainer          the container init (container namespaces),
- *                            before pivot_root
- *   startContainer           the container init, after start, before execve
+ *                            before pivot_root; without env of its own it
+ *                            gets process.env (each variable once)
+ *   startContainer           the container init, after start, before execve;
+ *                            without env: the process's final environment
  *   poststart                start/run, after the user process started; a
  *                            failure kills and deletes the container and
  *                            fails start/run (spec 1.3)
@@ -34,6 +36,11 @@ brig_hooks_start_waits (const oci_hooks *h)
 
 int brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind,
                     const char *state_json, brig_error *err);
+
+/* Like brig_hooks_run; a hook without its own env gets env (NULL: brig's
+ * environment), as runc gives the container's hooks the process's. */
+int brig_hooks_run_env (const oci_hook *hooks, size_t n, const char *kind,
+                        const char *state_json, char *const *env, brig_error *err);
 
 /* Like brig_hooks_run but every failure is only logged as a warning and the
  * remaining hooks still run (poststop). */

@@ -295,8 +295,12 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     }
   if (h && h->create_container_len > 0)
     {
-      r = brig_hooks_run (h->create_container, h->create_container_len, "createContainer",
-                          s->state_json, err);
+      /* As runc: the process's variables, not brig's. HOME is left as
+       * given: the container's /etc/passwd is not the root yet. */
+      char **env = cfg->process ? brig_process_env_list (cfg->process) : NULL;
+      r = brig_hooks_run_env (h->create_container, h->create_container_len, "createContainer",
+                              s->state_json, env, err);
+      brig_strv_free (env);
       if (r < 0)
         return r;
     }
@@ -305,7 +309,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     return r;
   if (a->console_fd >= 0)
     {
-      r = brig_terminal_setup (a->console_fd, cfg->process->console_size, true, err);
+      bool proxied = a->o->console_socket == NULL || *a->o->console_socket == '\0';
+      r = brig_terminal_setup (a->console_fd, cfg->process->console_size, true, proxied, err);
       a->console_fd = -1;
       if (r < 0)
         return r;
@@ -361,8 +366,9 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     }
   if (h && h->start_container_len > 0)
     {
-      r = brig_hooks_run (h->start_container, h->start_container_len, "startContainer",
-                          s->state_json_start, err);
+      /* The environment execve will pass (built by become), as runc. */
+      r = brig_hooks_run_env (h->start_container, h->start_container_len, "startContainer",
+                              s->state_json_start, pr->envp, err);
       if (r < 0)
         return r;
     }

@@ -178,11 +178,37 @@ env_get (char *const *env, const char *name)
   return NULL;
 }
 
+/* X_OK as execve will check it: with the effective uid, gids and
+ * capabilities the process holds now (AT_EACCESS). access() would use the
+ * real ids and, for a non-root uid, no capabilities at all, refusing what
+ * CAP_DAC_OVERRIDE lets execve run. */
+static int
+may_execute (const char *path)
+{
+  struct stat st;
+
+  if (faccessat (AT_FDCWD, path, X_OK, AT_EACCESS) == 0)
+    return 0;
+  /* X_OK never yields EPERM from a file system: a seccomp filter loaded
+   * already (no noNewPrivileges) refuses faccessat2. Then any execute bit
+   * will do here, and execve gives the kernel's answer. */
+  if (errno != EPERM && errno != ENOSYS)
+    return -1;
+  if (stat (path, &st) < 0)
+    return -1;
+  if (!(st.st_mode & 0111))
+    {
+      errno = EACCES;
+      return -1;
+    }
+  return 0;
+}
+
 static bool
 is_executable_file (const char *path)
 {
   struct stat st;
-  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && access (path, X_OK) == 0;
+  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && may_execute (path) == 0;
 }
 
 int
@@ -200,7 +226,7 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
         return brig_error_errno (err, "exec \"%s\"", arg0);
       if (S_ISDIR (st.st_mode))
         return brig_error_set (err, EACCES, "exec \"%s\": is a directory", arg0);
-      if (access (arg0, X_OK) < 0)
+      if (may_execute (arg0) < 0)
         return brig_error_errno (err, "exec \"%s\"", arg0);
       *path = xstrdup (arg0);
       return 0;
@@ -224,22 +250,105 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
   return brig_error_set (err, ENOENT, "executable file \"%s\" not found in $PATH", arg0);
 }
 
+/* Index of NAME's entry in v[0..n), or n. */
+static size_t
+env_find (char *const *v, size_t n, const char *name, size_t len)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (v[i], name, len) == 0 && v[i][len] == '=')
+      return i;
+  return n;
+}
+
+/* Length of the name of "NAME=value" (the whole string without '='). */
+static size_t
+env_name_len (const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  return eq ? (size_t) (eq - kv) : strlen (kv);
+}
+
+/* Whether two entries set the same variable. */
+static bool
+env_cmp_names (const char *a, const char *b)
+{
+  size_t la = env_name_len (a);
+  return la == env_name_len (b) && memcmp (a, b, la) == 0;
+}
+
+/* qsort_r order of indices into the env array arg: by name, then by
+ * position, so each name's entries end up together, first one first. */
+static int
+env_cmp (const void *a, const void *b, void *arg)
+{
+  char *const *env = arg;
+  size_t i = *(const size_t *) a, j = *(const size_t *) b;
+  const char *x = env[i], *y = env[j];
+  size_t lx = env_name_len (x), ly = env_name_len (y);
+  int c = memcmp (x, y, lx < ly ? lx : ly);
+
+  if (c == 0 && lx != ly)
+    c = lx < ly ? -1 : 1;
+  if (c == 0)
+    c = i < j ? -1 : i > j;
+  return c;
+}
+
 char **
-brig_process_build_env (const oci_process *p)
+brig_process_env_list (const oci_process *p)
 {
   size_t n = p && p->env ? p->env_len : 0;
   char **v = xmalloc0 ((n + 2) * sizeof (char *));
+  _cleanup_free_ size_t *order = xmalloc0 ((n + 1) * sizeof (size_t));
+  _cleanup_free_ const char **value = xmalloc0 ((n + 1) * sizeof (char *));
   size_t k = 0;
 
+  /* As runc: a variable given twice keeps its first place and its last
+   * value, once. A program's getenv would see the first (glibc), a shell
+   * the last: one entry leaves no room for the two to disagree. Sorted,
+   * not compared pairwise: an image may bring any number of variables. */
   for (size_t i = 0; i < n; i++)
-    v[k++] = xstrdup (p->env[i]);
-  if (env_get (v, "HOME") == NULL)
+    order[i] = i;
+  if (n > 1)
+    qsort_r (order, n, sizeof *order, env_cmp, p->env);
+  for (size_t g = 0; g < n;)
+    {
+      size_t e = g + 1;
+      while (e < n && env_cmp_names (p->env[order[g]], p->env[order[e]]))
+        e++;
+      /* value[first place] = last value; the others stay NULL */
+      value[order[g]] = p->env[order[e - 1]];
+      g = e;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (value[i] != NULL)
+      v[k++] = xstrdup (value[i]);
+  v[k] = NULL;
+  return v;
+}
+
+char **
+brig_process_build_env (const oci_process *p)
+{
+  char **v = brig_process_env_list (p);
+  size_t k = 0, at;
+
+  while (v[k])
+    k++;
+  at = env_find (v, k, "HOME", 4);
+  /* An empty HOME is as good as none (runc): the user's home from the
+   * container's /etc/passwd, or "/". env_list left room for one more. */
+  if (at == k || v[at][5] == '\0')
     {
       uid_t uid = p && p->user && p->user->has_uid ? p->user->uid : 0;
       _cleanup_free_ char *home = brig_passwd_field (uid, 5);
-      v[k++] = xasprintf ("HOME=%s", home && *home ? home : "/");
+      char *kv = xasprintf ("HOME=%s", home && *home ? home : "/");
+      if (at < k)
+        free (v[at]);
+      else
+        v[k + 1] = NULL;
+      v[at] = kv;
     }
-  v[k] = NULL;
   return v;
 }
 
@@ -465,6 +574,11 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   bool chdir_done = false;
   int r;
 
+  /* A session (and process group) of its own, as runc gives every process:
+   * the one brig had lies outside the container's pid namespace, where
+   * getpgrp() and getsid() read 0. A terminal made us a leader already. */
+  if (setsid () < 0 && getsid (0) != getpid ())
+    return brig_error_errno (err, "setsid");
   r = brig_process_fix_stdio_owner (u && u->has_uid ? u->uid : 0, err);
   if (r < 0)
     return r;

@@ -2,13 +2,15 @@
  * asks of the process that finally calls execve. The container init and
  * `brig exec` share this sequence, in this order:
  *
- *   brig_process_become:   stdio owner (fix_stdio_owner), rlimits,
+ *   brig_process_become:   a session of its own (setsid), stdio owner
+ *                          (fix_stdio_owner), rlimits,
  *                          capabilities kept across the uid change
  *                          (brig_caps_prepare), seccomp now when it must be
  *                          loaded while privileged (its listener fd handed
  *                          to brig at once), groups/gid/uid/umask,
  *                          capabilities (brig_caps_apply), cwd, PATH lookup
- *                          as the user, no_new_privs, LISTEN_FDS and
+ *                          with the user's ids and capabilities (as execve
+ *                          checks), no_new_privs, LISTEN_FDS and
  *                          LISTEN_PID when socket-activated
  *   ... (the init waits for `start` and runs startContainer hooks here)
  *   brig_process_exec:     seccomp (if not loaded yet: last), every fd but
@@ -104,14 +106,20 @@ void brig_process_add_listen_env (char ***env, int listen_fds);
 /* chdir into cwd (relative to the current root). */
 int brig_process_chdir (const char *cwd, brig_error *err);
 
-/* Resolve args[0] with the PATH of env (a name with a '/' is taken as is);
- * *path is malloc'd. Missing: `executable file "X" not found in $PATH: No
+/* Resolve args[0] with the PATH of env (a name with a '/' is taken as is),
+ * checking X_OK with the caller's effective ids and capabilities, as execve
+ * will; *path is malloc'd. Missing: `executable file "X" not found in $PATH: No
  * such file or directory`. */
 int brig_process_find_executable (const char *arg0, char *const *env, char **path,
                                   brig_error *err);
 
-/* The environment for execve: env plus HOME from the container's /etc/passwd
- * when env has none ("/" when unknown). Malloc'd vector. */
+/* process.env with a variable given twice kept once: its last value at its
+ * first place (runc's rule). Malloc'd vector with room for one more entry. */
+char **brig_process_env_list (const oci_process *p);
+
+/* The environment for execve: brig_process_env_list plus HOME from the
+ * container's /etc/passwd when env has none or an empty one ("/" when
+ * unknown). Malloc'd vector. */
 char **brig_process_build_env (const oci_process *p);
 
 /* Mark every fd >= 3 + preserve_fds close-on-exec and clear close-on-exec

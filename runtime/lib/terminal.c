@@ -243,9 +243,26 @@ brig_terminal_make_controlling (int slave, brig_error *err)
   return 0;
 }
 
+/* No "\n" -> "\r\n" on output: what the process prints reaches brig's
+ * stdout, often a file or a pipe, byte for byte (runc does the same for the
+ * ptys it proxies). A pty sent to a console socket keeps the kernel's
+ * default: its receiver decides, as with runc. */
+static int
+clear_onlcr (int slave, brig_error *err)
+{
+  struct termios t;
+
+  if (tcgetattr (slave, &t) < 0)
+    return brig_error_errno (err, "read the pty's settings");
+  t.c_oflag &= ~(tcflag_t) ONLCR;
+  if (tcsetattr (slave, TCSANOW, &t) < 0)
+    return brig_error_errno (err, "clear ONLCR on the pty");
+  return 0;
+}
+
 int
 brig_terminal_setup (int sockfd, const oci_console_size *size, bool bind_console,
-                     brig_error *err)
+                     bool proxied, brig_error *err)
 {
   _cleanup_close_ int sock = sockfd;
   _cleanup_close_ int master = -1;
@@ -254,6 +271,9 @@ brig_terminal_setup (int sockfd, const oci_console_size *size, bool bind_console
 
   r = brig_terminal_open_pty (NULL, size, &master, &slave, err);
   if (r < 0)
+    return r;
+  /* Before the master leaves: nothing can be written to the pty yet. */
+  if (proxied && (r = clear_onlcr (slave, err)) < 0)
     return r;
   if (bind_console)
     {

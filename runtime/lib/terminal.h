@@ -14,9 +14,11 @@
  *                          socketpair(AF_UNIX, SOCK_STREAM) (foreground);
  *                          the socket fd goes down to the init/exec child.
  *   container init:        after rootfs_pivot and before rootfs_finalize,
- *                          brig_terminal_setup (bind_console=true).
+ *                          brig_terminal_setup (bind_console=true,
+ *                          proxied unless --console-socket).
  *   exec child:            after joining the namespaces and chdir into the
- *                          container, brig_terminal_setup (bind_console=false).
+ *                          container, brig_terminal_setup (bind_console=false,
+ *                          proxied unless --console-socket).
  *   parent, foreground:    brig_terminal_recv_master on its end of the
  *                          socketpair, then brig_terminal_proxy until exit. */
 #ifndef BRIG_TERMINAL_H
@@ -62,12 +64,13 @@ int brig_terminal_bind_console (int slave, brig_error *err);
  * stdin, stdout and stderr (slave itself stays open; close it after). */
 int brig_terminal_make_controlling (int slave, brig_error *err);
 
-/* The whole in-container part: open the pty from /dev/ptmx, set size, bind
+/* The whole in-container part: open the pty from /dev/ptmx, set size, clear
+ * ONLCR when proxied (a foreground run/exec: brig copies the output), bind
  * the slave on /dev/console when bind_console, send the master over
  * sockfd, close the master and make the slave the controlling terminal and
  * stdio. sockfd is closed on return (success or not). */
 int brig_terminal_setup (int sockfd, const oci_console_size *size, bool bind_console,
-                         brig_error *err);
+                         bool proxied, brig_error *err);
 
 /* The window size of brig's stdin when it is a terminal (false if not, or
  * 0x0): a foreground pty starts with it, so the process never sees a
