@@ -72,6 +72,14 @@ brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r, b
   if (r->cpu && r->cpu->has_idle && r->cpu->idle != 0 && r->cpu->idle != 1)
     return brig_error_set (err, 0, "linux.resources.cpu.idle %" PRId64 ": must be 0 or 1",
                            r->cpu->idle);
+  if (r->devices_len > 0)
+    {
+      /* Check the rules now, before any cgroup exists, not at the write. */
+      _cleanup_free_ struct brig_dev_rule *rules = NULL;
+      size_t n;
+      if (brig_cgroup_device_rules (r, &rules, &n, err) < 0)
+        return -EINVAL;
+    }
   return 0;
 }
 
