@@ -1,6 +1,6 @@
-/* Logging: brig writes diagnostics to stderr and, with --log, to a file in
- * text or JSON lines ({"level":..,"msg":..,"time":..}). Nothing in libbrig
- * ever writes to stdout. */
+/* Logging: brig writes diagnostics to stderr and, with --log, to a file, as
+ * runc does: text lines time="..." level=... msg="..." or JSON lines
+ * ({"level":..,"msg":..,"time":..}). Nothing in libbrig writes to stdout. */
 #ifndef BRIG_LOG_H
 #define BRIG_LOG_H
 
@@ -13,8 +13,9 @@ enum brig_log_format { BRIG_LOG_TEXT, BRIG_LOG_JSON };
  * opened returns -errno. debug enables debug messages. */
 int brig_log_init (const char *path, enum brig_log_format format, bool debug);
 
-/* Log one message. Errors and warnings also go to stderr; info and debug go
- * only to the log file (debug also to stderr when no --log is set). */
+/* Log one message. Without --log every enabled message goes to stderr in
+ * the log format (runc's key=value text, or JSON); with --log it goes to the
+ * file in that format, and errors and warnings also to stderr, bare. */
 void brig_log (enum brig_log_level level, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
