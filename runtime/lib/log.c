@@ -12,14 +12,16 @@
 static int log_fd = -1;
 static enum brig_log_format log_format = BRIG_LOG_TEXT;
 static bool log_debug;
+static bool stderr_formatted;
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
 
 int
-brig_log_init (const char *path, enum brig_log_format format, bool debug)
+brig_log_init (const char *path, enum brig_log_format format, bool debug, bool formatted)
 {
   log_format = format;
   log_debug = debug;
+  stderr_formatted = formatted;
   if (path && *path)
     {
       int fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -164,21 +166,23 @@ brig_log (enum brig_log_level level, const char *fmt, ...)
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
 
-  if (log_fd < 0)
+  if (log_fd < 0 && stderr_formatted)
     {
       /* No --log: like runc, every message goes to stderr in the log
-       * format (engines that run without --log parse it from there). */
+       * format (tools that run the runtime without --log parse it). */
       n = format_line (line, sizeof line, level, msg);
       write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
       return;
     }
   if (level <= BRIG_LOG_WARNING)
     {
-      /* With --log the file gets the formatted line and stderr the bare
-       * message (what runc prints there too). */
+      /* With --log (or no format asked for) stderr gets the bare message:
+       * what runc prints there with --log; the file gets the line. */
       n = snprintf (line, sizeof line, "%s%s\n", level == BRIG_LOG_ERROR ? "" : "warning: ", msg);
       write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
     }
+  if (log_fd < 0)
+    return;
   n = format_line (line, sizeof line, level, msg);
   write_all (log_fd, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
 }
