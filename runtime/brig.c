@@ -123,6 +123,7 @@ main (int argc, char **argv)
   };
   struct brig_globals g = { .rootless = -1, .log_format = BRIG_LOG_TEXT };
   const struct brig_command *cmd;
+  bool format_given = false;
   int c, r;
 
   /* Grow the heap in a few large steps and never give it back: a command
@@ -141,6 +142,7 @@ main (int argc, char **argv)
         case OPT_ROOT: g.root = optarg; break;
         case OPT_LOG: g.log = optarg; break;
         case OPT_LOG_FORMAT:
+          format_given = true;
           if (strcmp (optarg, "json") == 0)
             g.log_format = BRIG_LOG_JSON;
           else if (strcmp (optarg, "text") == 0)
@@ -176,7 +178,9 @@ main (int argc, char **argv)
       usage (stderr);
       return 1;
     }
-  r = brig_log_init (g.log, g.log_format, g.debug);
+  /* runc writes key=value lines to stderr for every error; brig does with
+   * --log-format or --debug, and keeps bare errors otherwise (brig.8). */
+  r = brig_log_init (g.log, g.log_format, g.debug, format_given || g.debug);
   if (r < 0)
     {
       fprintf (stderr, "brig: open log file %s: %s\n", g.log, strerror (-r));

@@ -40,7 +40,7 @@ cmd_checkpoint (struct brig_globals *g, int argc, char **argv)
   brig_error err = { 0 };
   int c;
 
-  while ((c = getopt_long_only (argc, argv, "+h", opts, NULL)) != -1)
+  while ((c = getopt_long_only (argc, argv, "h", opts, NULL)) != -1)
     switch (c)
       {
       case O_IMAGE: o.c.image_path = optarg; break;

@@ -18,6 +18,11 @@ struct brig_globals {
   const char *policy;          /* --policy FILE (sandbox/check.h) */
 };
 
+/* Option parsing: like runc, which moves flags given after the container id
+ * in front of it, commands let getopt permute argv (no '+' in the option
+ * string), so `brig update ID --cpuset-cpus 1` works. Only exec and ps stop
+ * at the first argument: what follows it belongs to the process or to ps(1). */
+
 struct brig_command {
   const char *name;
   const char *summary;

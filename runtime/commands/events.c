@@ -276,7 +276,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
   const char *id;
   int c;
 
-  while ((c = getopt_long_only (argc, argv, "+h", opts, NULL)) != -1)
+  while ((c = getopt_long_only (argc, argv, "h", opts, NULL)) != -1)
     switch (c)
       {
       case 's': once = true; break;

@@ -22,7 +22,7 @@ cmd_kill (struct brig_globals *g, int argc, char **argv)
   bool all = false;
   int c, sig = SIGTERM;
 
-  while ((c = getopt_long_only (argc, argv, "+ah", opts, NULL)) != -1)
+  while ((c = getopt_long_only (argc, argv, "ah", opts, NULL)) != -1)
     switch (c)
       {
       case 'a': all = true; break;

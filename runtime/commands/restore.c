@@ -43,7 +43,7 @@ cmd_restore (struct brig_globals *g, int argc, char **argv)
   brig_error err = { 0 };
   int c, status = 0;
 
-  while ((c = getopt_long_only (argc, argv, "+b:dh", opts, NULL)) != -1)
+  while ((c = getopt_long_only (argc, argv, "b:dh", opts, NULL)) != -1)
     switch (c)
       {
       case O_IMAGE: o.c.image_path = optarg; break;

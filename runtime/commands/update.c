@@ -191,7 +191,7 @@ cmd_update (struct brig_globals *g, int argc, char **argv)
   const char *cpus = NULL, *mems = NULL;
   int c, rc = 1;
 
-  while ((c = getopt_long_only (argc, argv, "+r:h", opts, NULL)) != -1)
+  while ((c = getopt_long_only (argc, argv, "r:h", opts, NULL)) != -1)
     {
       switch (c)
         {

@@ -127,8 +127,12 @@ brig_cgroup_v2_swap_value (bool has_limit, int64_t limit, bool has_swap, int64_t
   return 0;
 }
 
+/* runc's rules for an access string: any order, repeats allowed, empty
+ * refused (it would match no access in one cgroup version and every access
+ * in the other). A character other than r, w, m is refused too: runc's v2
+ * filter refuses it, and a rule must never mean less than it says. */
 static int
-parse_access (const char *access, unsigned *out, brig_error *err)
+parse_access (const char *access, size_t i, unsigned *out, brig_error *err)
 {
   unsigned a = 0;
   if (access == NULL)
@@ -136,6 +140,9 @@ parse_access (const char *access, unsigned *out, brig_error *err)
       *out = BRIG_DEV_READ | BRIG_DEV_WRITE | BRIG_DEV_MKNOD;
       return 0;
     }
+  if (*access == '\0')
+    return brig_error_set (err, 0, "linux.resources.devices[%zu].access: must not be empty "
+                           "(\"rwm\" is every access)", i);
   for (const char *p = access; *p; p++)
     switch (*p)
       {
@@ -143,8 +150,8 @@ parse_access (const char *access, unsigned *out, brig_error *err)
       case 'w': a |= BRIG_DEV_WRITE; break;
       case 'm': a |= BRIG_DEV_MKNOD; break;
       default:
-        return brig_error_set (err, 0, "linux.resources.devices: access \"%s\": unknown '%c'",
-                               access, *p);
+        return brig_error_set (err, 0, "linux.resources.devices[%zu].access \"%s\": unknown '%c' "
+                               "(expected r, w and m)", i, access, *p);
       }
   *out = a;
   return 0;
@@ -196,10 +203,10 @@ brig_cgroup_device_rules (const oci_resources *r, struct brig_dev_rule **out, si
           /* 'u' (unbuffered) is a char device for the cgroup */
           type = d->type[0] == 'u' ? 'c' : d->type[0];
         }
-      if (parse_access (d->access, &access, err) < 0)
+      if (parse_access (d->access, i, &access, err) < 0)
         {
           free (v);
-          return brig_error_wrap (err, "linux.resources.devices[%zu]", i);
+          return -EINVAL;
         }
       push (&v, &cnt, d->allow, type, d->has_major ? d->major : -1, d->has_minor ? d->minor : -1,
             access);

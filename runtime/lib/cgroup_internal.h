@@ -79,7 +79,7 @@ extern const struct brig_cgroup_ops brig_cgroup_disabled_ops;
 extern const struct brig_cgroup_ops brig_cgroup_systemd_ops;
 #endif
 
-/* ---- host detection (cgroup.c) ---- */
+/* ---- host detection (cgroup_host.c) ---- */
 
 /* The host's layout, detected once from /proc/self/mountinfo. */
 const struct brig_cgroup_host *brig_cgroup_host_get (void);

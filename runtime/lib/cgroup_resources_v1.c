@@ -72,6 +72,14 @@ brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r, b
   if (r->cpu && r->cpu->has_idle && r->cpu->idle != 0 && r->cpu->idle != 1)
     return brig_error_set (err, 0, "linux.resources.cpu.idle %" PRId64 ": must be 0 or 1",
                            r->cpu->idle);
+  if (r->devices_len > 0)
+    {
+      /* Check the rules now, before any cgroup exists, not at the write. */
+      _cleanup_free_ struct brig_dev_rule *rules = NULL;
+      size_t n;
+      if (brig_cgroup_device_rules (r, &rules, &n, err) < 0)
+        return -EINVAL;
+    }
   return 0;
 }
 
@@ -218,9 +226,86 @@ write_pair (const char *dir, const char *f1, const char *v1, const char *f2, con
   return brig_cgroup_write (dir, f2, v2, err);
 }
 
+/* The v1 hierarchy dir of controller (mountpoint and path), or NULL. */
+static const struct brig_cgroup_dir *
+v1_dir_of (const brig_cgroup *cg, const char *controller)
+{
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    if (cg->dirs[i].controllers && brig_cgroup_list_has (cg->dirs[i].controllers, controller))
+      return &cg->dirs[i];
+  return NULL;
+}
+
+/* A v1 cgroup's realtime runtime must fit in its parent's, and a new cgroup
+ * gets none: with no budget on the parents (brig's /brig, or any level of
+ * cgroupsPath just made) realtimeRuntime cannot be set. Walk the ancestors
+ * below the hierarchy's root from the top and give each one that has no
+ * budget (so nothing below it runs realtime, and nobody chose its value)
+ * what the container asks for. The root is the host's and never changed;
+ * an ancestor with a budget of its own keeps it, and when that is too
+ * little the error names it. */
+static int
+give_parents_rt_budget (const struct brig_cgroup_dir *d, const oci_cpu *c, char **blocker_out,
+                        brig_error *err)
+{
+  _cleanup_free_ char *dir = xstrdup (d->mountpoint), *blocker = xstrdup (d->mountpoint);
+  uint64_t want_period = c->has_realtime_period ? c->realtime_period : 0, blocker_rt = 0;
+  const char *p = d->path + strlen (d->mountpoint);
+  int r;
+
+  brig_cgroup_read_u64 (d->mountpoint, "cpu.rt_runtime_us", &blocker_rt);
+
+  if (want_period == 0 && brig_cgroup_read_u64 (d->path, "cpu.rt_period_us", &want_period) < 0)
+    want_period = 1000000;
+  if (want_period == 0 || (uint64_t) c->realtime_runtime > want_period)
+    return 0;   /* the write to the container's cgroup refuses it */
+  /* blocker: the nearest ancestor with a budget of its own (or the root) */
+  for (;;)
+    {
+      uint64_t rt, period, need;
+      const char *next;
+      char *longer;
+      size_t len;
+
+      while (*p == '/')
+        p++;
+      next = strchr (p, '/');
+      if (next == NULL)
+        break;   /* the rest is the container's own cgroup */
+      len = (size_t) (next - p);
+      longer = xasprintf ("%s/%.*s", dir, (int) len, p);
+      free (dir);
+      dir = longer;
+      p = next;
+      if (brig_cgroup_read_u64 (dir, "cpu.rt_runtime_us", &rt) < 0
+          || brig_cgroup_read_u64 (dir, "cpu.rt_period_us", &period) < 0 || period == 0)
+        continue;
+      if (rt > 0)
+        {
+          free (blocker);
+          blocker = xstrdup (dir);
+          blocker_rt = rt;
+          continue;
+        }
+      /* the same share of its own period */
+      need = ((uint64_t) c->realtime_runtime * period + want_period - 1) / want_period;
+      r = brig_cgroup_writef (dir, "cpu.rt_runtime_us", NULL, "%" PRIu64, need);
+      if (r < 0)
+        return brig_error_set (err, -r, "linux.resources.cpu.realtimeRuntime %" PRId64
+                               ": give parent cgroup %s a realtime budget of %" PRIu64 " us: "
+                               "its own parent %s (cpu.rt_runtime_us %" PRIu64 ") has too "
+                               "little left", c->realtime_runtime, dir, need, blocker,
+                               blocker_rt);
+      brig_debug ("cgroup: gave %s a realtime budget of %" PRIu64 " us", dir, need);
+    }
+  *blocker_out = brig_steal_ptr (blocker);
+  return 0;
+}
+
 static int
 apply_cpu (brig_cgroup *cg, const oci_cpu *c, brig_error *err)
 {
+  _cleanup_free_ char *blocker = NULL;
   char a[32], b[32];
   const char *dir;
   int r;
@@ -256,10 +341,17 @@ apply_cpu (brig_cgroup *cg, const oci_cpu *c, brig_error *err)
           if (r < 0)
             return r;
         }
+      if (c->has_realtime_runtime && c->realtime_runtime > 0
+          && (r = give_parents_rt_budget (v1_dir_of (cg, "cpu"), c, &blocker, err)) < 0)
+        return r;
       snprintf (a, sizeof a, "%" PRIu64, c->realtime_period);
       snprintf (b, sizeof b, "%" PRId64, c->realtime_runtime);
       r = write_pair (dir, "cpu.rt_period_us", c->has_realtime_period && c->realtime_period ? a : NULL,
                       "cpu.rt_runtime_us", c->has_realtime_runtime ? b : NULL, err);
+      if (r < 0 && blocker)
+        return brig_error_wrap (err, "linux.resources.cpu.realtimeRuntime %" PRId64 ": parent "
+                                "cgroup %s has too little realtime budget left "
+                                "(cpu.rt_runtime_us)", c->realtime_runtime, blocker);
       if (r < 0)
         return r;
     }

@@ -532,6 +532,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
     }
   a.new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
   a.hook_sync = has_hooks (c->cfg->hooks);
+  a.new_netns = (newf & CLONE_NEWNET) != 0;
   netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
   a.seccomp_early = c->seccomp && c->cfg->process && !c->cfg->process->no_new_privileges;
   /* Without CLONE_INTO_CGROUP the init joins its cgroup after clone; its

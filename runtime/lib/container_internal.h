@@ -29,6 +29,7 @@ struct brig_init_args {
   bool netdev_sync;            /* round trip for linux.netDevices (netdev.h)
                                   when the init makes or joins its network
                                   namespace itself; else moved before GO */
+  bool new_netns;              /* a new network namespace: bring lo up */
   bool go_late;                /* nothing before the rootfs needs the cgroup:
                                   the init mounts while the parent places it
                                   and waits for GO only at the cgroup barrier */

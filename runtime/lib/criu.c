@@ -338,6 +338,26 @@ add_inherit_fds (struct argv_buf *a, const char *images)
     }
 }
 
+/* criu resolves --prev-images-dir against the images directory (it becomes
+ * a symlink "parent" there), so an absolute path would name another place
+ * than the user meant: refuse it with runc's words, and check the parent
+ * images exist before criu runs. */
+static int
+check_parent_path (const char *images, const char *parent, brig_error *err)
+{
+  _cleanup_free_ char *full = NULL;
+  struct stat st;
+
+  if (parent[0] == '/')
+    return brig_error_set (err, 0, "--parent-path must be relative");
+  full = xasprintf ("%s/%s", images, parent);
+  if (stat (full, &st) < 0)
+    return brig_error_errno (err, "invalid --parent-path: stat %s", full);
+  if (!S_ISDIR (st.st_mode))
+    return brig_error_set (err, ENOTDIR, "invalid --parent-path: %s", full);
+  return 0;
+}
+
 int
 brig_container_checkpoint (const struct brig_context *ctx,
                            const struct brig_checkpoint_opts *o, brig_error *err)
@@ -361,6 +381,8 @@ brig_container_checkpoint (const struct brig_context *ctx,
   r = abs_dir (o->c.image_path ? o->c.image_path : "checkpoint", true, &images, err);
   if (r == 0)
     r = abs_dir (o->c.work_path ? o->c.work_path : images, true, &work, err);
+  if (r == 0 && o->parent_path)
+    r = check_parent_path (images, o->parent_path, err);
   if (r < 0)
     goto out;
   log_path = xasprintf ("%s/%s.log", work, action);

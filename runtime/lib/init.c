@@ -38,6 +38,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "lsm.h"
+#include "netdev.h"
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
@@ -273,6 +274,10 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       expect (s, BRIG_SYNC_NETDEV_DONE, &m, err);
       brig_sync_msg_clear (&m);
     }
+  /* Only a namespace made for this container: a joined one is someone
+   * else's to configure. */
+  if (a->new_netns && (r = brig_netdev_loopback_up (err)) < 0)
+    return r;
   if (!a->o->no_new_keyring)
     join_session_keyring (a->o->id);
 

@@ -12,14 +12,16 @@
 static int log_fd = -1;
 static enum brig_log_format log_format = BRIG_LOG_TEXT;
 static bool log_debug;
+static bool stderr_formatted;
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
 
 int
-brig_log_init (const char *path, enum brig_log_format format, bool debug)
+brig_log_init (const char *path, enum brig_log_format format, bool debug, bool formatted)
 {
   log_format = format;
   log_debug = debug;
+  stderr_formatted = formatted;
   if (path && *path)
     {
       int fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -96,10 +98,65 @@ write_all (int fd, const char *buf, size_t len)
     }
 }
 
+/* Append s to buf as a logfmt value, the way runc's logger (logrus) writes
+ * it: bare when it is one plain word, else quoted with Go's escapes. */
+static size_t
+text_value (char *buf, size_t size, const char *s)
+{
+  size_t n = 0;
+  bool bare = *s != '\0';
+
+  for (const char *p = s; *p && bare; p++)
+    bare = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+           || strchr ("-._/@^+", *p) != NULL;
+  if (bare)
+    return (size_t) snprintf (buf, size, "%s", s);
+  buf[n++] = '"';
+  for (; *s && n + 6 < size; s++)
+    {
+      unsigned char c = (unsigned char) *s;
+      if (c == '"' || c == '\\')
+        {
+          buf[n++] = '\\';
+          buf[n++] = (char) c;
+        }
+      else if (c == '\n' || c == '\t' || c == '\r')
+        {
+          buf[n++] = '\\';
+          buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        }
+      else if (c < 0x20 || c == 0x7f)
+        n += (size_t) snprintf (buf + n, size - n, "\\x%02x", c);
+      else
+        buf[n++] = (char) c;
+    }
+  buf[n++] = '"';
+  buf[n] = '\0';
+  return n;
+}
+
+/* One line in the chosen format, as runc writes it: text is
+ * time="..." level=... msg="...", json is {"level":..,"msg":..,"time":..}. */
+static int
+format_line (char *line, size_t size, enum brig_log_level level, const char *msg)
+{
+  char when[64], esc[8192];
+
+  format_time (when, sizeof when);
+  if (log_format == BRIG_LOG_JSON)
+    {
+      json_escape (esc, sizeof esc, msg);
+      return snprintf (line, size, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
+                       level_names[level], esc, when);
+    }
+  text_value (esc, sizeof esc, msg);
+  return snprintf (line, size, "time=\"%s\" level=%s msg=%s\n", when, level_names[level], esc);
+}
+
 void
 brig_log (enum brig_log_level level, const char *fmt, ...)
 {
-  char msg[4096], line[8192 + 128], when[64];
+  char msg[4096], line[8192 + 128];
   va_list ap;
   int n;
 
@@ -109,23 +166,23 @@ brig_log (enum brig_log_level level, const char *fmt, ...)
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
 
-  if (level <= BRIG_LOG_WARNING || (level == BRIG_LOG_DEBUG && log_fd < 0))
+  if (log_fd < 0 && stderr_formatted)
     {
-      n = snprintf (line, sizeof line, "%s%s\n",
-                    level == BRIG_LOG_ERROR ? "" : (level == BRIG_LOG_WARNING ? "warning: " : "debug: "), msg);
+      /* No --log: like runc, every message goes to stderr in the log
+       * format (tools that run the runtime without --log parse it). */
+      n = format_line (line, sizeof line, level, msg);
+      write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+      return;
+    }
+  if (level <= BRIG_LOG_WARNING)
+    {
+      /* With --log (or no format asked for) stderr gets the bare message:
+       * what runc prints there with --log; the file gets the line. */
+      n = snprintf (line, sizeof line, "%s%s\n", level == BRIG_LOG_ERROR ? "" : "warning: ", msg);
       write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
     }
   if (log_fd < 0)
     return;
-  format_time (when, sizeof when);
-  if (log_format == BRIG_LOG_JSON)
-    {
-      char esc[8192];
-      json_escape (esc, sizeof esc, msg);
-      n = snprintf (line, sizeof line, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
-                    level_names[level], esc, when);
-    }
-  else
-    n = snprintf (line, sizeof line, "time=\"%s\" level=%s msg=\"%s\"\n", when, level_names[level], msg);
+  n = format_line (line, sizeof line, level, msg);
   write_all (log_fd, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
 }

@@ -1,6 +1,6 @@
-/* Logging: brig writes diagnostics to stderr and, with --log, to a file in
- * text or JSON lines ({"level":..,"msg":..,"time":..}). Nothing in libbrig
- * ever writes to stdout. */
+/* Logging: brig writes diagnostics to stderr and, with --log, to a file, as
+ * runc does: text lines time="..." level=... msg="..." or JSON lines
+ * ({"level":..,"msg":..,"time":..}). Nothing in libbrig writes to stdout. */
 #ifndef BRIG_LOG_H
 #define BRIG_LOG_H
 
@@ -10,11 +10,16 @@ enum brig_log_level { BRIG_LOG_ERROR, BRIG_LOG_WARNING, BRIG_LOG_INFO, BRIG_LOG_
 enum brig_log_format { BRIG_LOG_TEXT, BRIG_LOG_JSON };
 
 /* Configure logging: path may be NULL (stderr only); a path that cannot be
- * opened returns -errno. debug enables debug messages. */
-int brig_log_init (const char *path, enum brig_log_format format, bool debug);
+ * opened returns -errno. debug enables debug messages; formatted (an explicit
+ * --log-format, or --debug) writes stderr in the log format when there is no
+ * log file, as runc does. */
+int brig_log_init (const char *path, enum brig_log_format format, bool debug,
+                   bool formatted);
 
-/* Log one message. Errors and warnings also go to stderr; info and debug go
- * only to the log file (debug also to stderr when no --log is set). */
+/* Log one message. Without --log, and with stderr formatted, every enabled
+ * message goes to stderr in the log format (runc's key=value text, or JSON);
+ * otherwise errors and warnings go to stderr bare (debug too without --log),
+ * and with --log every message to the file in the log format. */
 void brig_log (enum brig_log_level level, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 

@@ -274,6 +274,27 @@ link_set_up (struct nl *nl, int index)
   return nl_call (nl, &r, NULL, NULL);
 }
 
+int
+brig_netdev_loopback_up (brig_error *err)
+{
+  struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP };
+  struct nl nl = { .fd = -1 };
+  struct nl_req r;
+  int ret;
+
+  ret = nl_open (&nl);
+  if (ret < 0)
+    return brig_error_set (err, -ret, "bring up lo: open rtnetlink");
+  /* By name: no lookup round trip, and no reliance on lo's index. */
+  req_init (&r, RTM_NEWLINK, 0, &ifi, sizeof ifi);
+  req_attr (&r, IFLA_IFNAME, "lo", sizeof "lo");
+  ret = nl_call (&nl, &r, NULL, NULL);
+  nl_close (&nl);
+  if (ret < 0)
+    return brig_error_set (err, -ret, "bring up lo in the new network namespace");
+  return 0;
+}
+
 /* ---- addresses ---- */
 
 struct addr_list {

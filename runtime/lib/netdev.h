@@ -30,6 +30,10 @@ int brig_netdev_move (const oci_linux *lx, pid_t pid, brig_netdevs **out, brig_e
  * names, with their addresses (a create that failed after the move). */
 void brig_netdev_undo (brig_netdevs *nd);
 
+/* Set lo up in the calling process's network namespace (a new one: runc
+ * and crun do the same, and programs expect 127.0.0.1 to work). */
+int brig_netdev_loopback_up (brig_error *err);
+
 /* Release nd (NULL is fine); the devices stay where they are. */
 void brig_netdev_free (brig_netdevs *nd);
 

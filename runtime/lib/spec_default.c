@@ -2,6 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "sandbox/spec_sandbox.h"
 #include "seccomp.h"
 #include "spec_default.h"
@@ -68,6 +69,25 @@ free_mount_members (oci_mount *m)
   memset (m, 0, sizeof *m);
 }
 
+/* Remove every namespace of type from l. */
+static void
+drop_namespace (oci_linux *l, const char *type)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < l->namespaces_len; i++)
+    {
+      oci_namespace *ns = &l->namespaces[i];
+      if (strcmp (ns->type, type) == 0)
+        {
+          free (ns->type);
+          free (ns->path);
+          continue;
+        }
+      l->namespaces[n++] = *ns;
+    }
+  l->namespaces_len = n;
+}
+
 static int
 make_rootless (oci_config *c, brig_error *err)
 {
@@ -77,17 +97,9 @@ make_rootless (oci_config *c, brig_error *err)
   size_t i, n = 0;
 
   /* Namespaces: drop network and cgroup, add user. */
-  for (i = 0; i < l->namespaces_len; i++)
-    {
-      oci_namespace *ns = &l->namespaces[i];
-      if (strcmp (ns->type, "network") == 0 || strcmp (ns->type, "cgroup") == 0)
-        {
-          free (ns->type);
-          free (ns->path);
-          continue;
-        }
-      l->namespaces[n++] = *ns;
-    }
+  drop_namespace (l, "network");
+  drop_namespace (l, "cgroup");
+  n = l->namespaces_len;
   l->namespaces = xrealloc (l->namespaces, (n + 1) * sizeof *l->namespaces);
   memset (&l->namespaces[n], 0, sizeof l->namespaces[n]);
   l->namespaces[n].type = xstrdup ("user");
@@ -173,6 +185,11 @@ brig_spec_default (const struct brig_spec_opts *opts, oci_config **out, brig_err
       oci_free (&oci_seccomp_type, c->linux->seccomp);
       c->linux->seccomp = brig_seccomp_default_profile ();
     }
+  /* Like runc: a cgroup namespace only where the host is pure cgroup v2.
+   * On v1 and hybrid hosts the container's processes then see their real
+   * cgroup paths, as they do with a bundle that runc wrote. */
+  if (brig_cgroup_host_mode () != BRIG_CGROUP_V2)
+    drop_namespace (c->linux, "cgroup");
   if (opts->rootless && make_rootless (c, err) < 0)
     {
       oci_config_free (c);

@@ -137,7 +137,7 @@ check_json_log() {
 	run "$RUNTIME" --root "$ROOT" --log "$LOGFILE" state nosuch
 	[ "$status" -eq 1 ]
 	[ "$(head -n1 "$LOGFILE")" = "earlier line" ]
-	grep -q 'container "nosuch" does not exist' "$LOGFILE"
+	grep -q 'level=error msg="container \\"nosuch\\" does not exist"$' "$LOGFILE"
 }
 
 @test "cli: global flags accept --opt=value and --opt value" {

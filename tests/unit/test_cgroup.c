@@ -50,6 +50,31 @@ test_mountinfo (void)
           "v1: mountinfo escapes decoded");
   brig_cgroup_host_clear (&h);
 
+  /* #16 item 7: a tmpfs over the cgroup2 mount leaves a plain v1 host. */
+  {
+    _cleanup_free_ char *covered = xasprintf ("%s%s", HYBRID,
+      "50 40 0:60 / /sys/fs/cgroup/unified rw - tmpfs tmpfs rw\n");
+    brig_cgroup_parse_mountinfo (covered, &h);
+    tap_ok (h.mode == BRIG_CGROUP_V1 && h.unified == NULL,
+            "covered cgroup2 mount: not used, the host is v1");
+    tap_ok (h.n_v1 == 4, "covered cgroup2 mount: the v1 hierarchies stay, got %zu", h.n_v1);
+    brig_cgroup_host_clear (&h);
+  }
+  {
+    /* A tmpfs over /sys/fs/cgroup hides every hierarchy below it, but a
+     * mount made after it, on top, is visible. */
+    _cleanup_free_ char *covered = xasprintf ("%s%s", HYBRID,
+      "51 30 0:61 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
+      "52 51 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+    brig_cgroup_parse_mountinfo (covered, &h);
+    tap_ok (h.mode == BRIG_CGROUP_HYBRID && h.n_v1 == 1
+            && strcmp (h.v1[0].mountpoint, "/mnt/memory again") == 0,
+            "tmpfs over /sys/fs/cgroup: only the mounts outside or on top stay");
+    tap_ok (h.unified && strcmp (h.unified, "/sys/fs/cgroup/unified") == 0,
+            "tmpfs over /sys/fs/cgroup: the cgroup2 mounted on top of it is used");
+    brig_cgroup_host_clear (&h);
+  }
+
   brig_cgroup_parse_mountinfo ("22 1 0:21 / /sys rw - sysfs sysfs rw\n", &h);
   tap_ok (h.mode == BRIG_CGROUP_NONE, "no cgroup mounts: none");
   brig_cgroup_host_clear (&h);
