@@ -349,7 +349,7 @@ test_record (void)
 int
 main (void)
 {
-  tap_plan (72);
+  tap_plan (76);
   test_mountinfo ();
   test_paths ();
   test_systemd_names ();
