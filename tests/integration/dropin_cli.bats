@@ -44,7 +44,8 @@ set_args() {
 @test "dropin: a new network namespace has lo up, 127.0.0.1 works inside (#16 item 2)" {
 	set_args sh -c 'ip link show lo; nc -l -p 7777 >/tmp/got &
 		for i in 1 2 3 4 5 6 7 8 9 10; do echo hello | nc -w 1 127.0.0.1 7777 && break; sleep 0.2; done
-		sleep 0.2; echo "got=$(cat /tmp/got)"'
+		for i in $(seq 50); do [ -s /tmp/got ] && break; sleep 0.1; done
+		echo "got=$(cat /tmp/got)"'
 	run brig run lo1
 	echo "$output"
 	[ "$status" -eq 0 ]
