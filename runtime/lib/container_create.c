@@ -632,6 +632,14 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
       if (r < 0)
         return r;
     }
+  /* Before GO: once released, the init may get to execve (run) before
+   * anything the parent does later; a forked init inherits the value. */
+  if (c->cfg->process && c->cfg->process->has_oom_score_adj)
+    {
+      r = brig_process_set_oom_score_adj (c->child, c->cfg->process->oom_score_adj, err);
+      if (r < 0)
+        return r;
+    }
   brig_sync_send (c->sync_fd, BRIG_SYNC_GO, 0, NULL, 0, -1);
   if (a.fork_init)
     {
@@ -660,12 +668,6 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
       if (r < 0)
         return r;
       brig_sync_send (c->sync_fd, BRIG_SYNC_NETDEV_DONE, 0, NULL, 0, -1);
-    }
-  if (c->cfg->process && c->cfg->process->has_oom_score_adj)
-    {
-      r = brig_process_set_oom_score_adj (c->pid, c->cfg->process->oom_score_adj, err);
-      if (r < 0)
-        return r;
     }
   if (a.hook_sync)
     {
