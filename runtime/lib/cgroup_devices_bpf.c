@@ -19,29 +19,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf_insn.h"
 #include "cgroup_internal.h"
 #include "log.h"
 #include "utils.h"
 
-static struct bpf_insn
-insn (uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-  struct bpf_insn i;
-  memset (&i, 0, sizeof i);
-  i.code = code;
-  i.dst_reg = dst & 0xf;
-  i.src_reg = src & 0xf;
-  i.off = off;
-  i.imm = imm;
-  return i;
-}
 
-#define LDX_W(dst, src, off) insn (BPF_LDX | BPF_W | BPF_MEM, dst, src, off, 0)
-#define ALU32_IMM(op, dst, imm) insn (BPF_ALU | (op) | BPF_K, dst, 0, 0, imm)
-#define MOV32_REG(dst, src) insn (BPF_ALU | BPF_MOV | BPF_X, dst, src, 0, 0)
-#define MOV64_IMM(dst, imm) insn (BPF_ALU64 | BPF_MOV | BPF_K, dst, 0, 0, imm)
-#define JMP_IMM(op, dst, imm, off) insn (BPF_JMP | (op) | BPF_K, dst, 0, off, imm)
-#define EXIT() insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define LDX_W(dst, src, off) brig_bpf_insn (BPF_LDX | BPF_W | BPF_MEM, dst, src, off, 0)
+#define ALU32_IMM(op, dst, imm) brig_bpf_insn (BPF_ALU | (op) | BPF_K, dst, 0, 0, imm)
+#define MOV32_REG(dst, src) brig_bpf_insn (BPF_ALU | BPF_MOV | BPF_X, dst, src, 0, 0)
+#define MOV64_IMM(dst, imm) brig_bpf_insn (BPF_ALU64 | BPF_MOV | BPF_K, dst, 0, 0, imm)
+#define JMP_IMM(op, dst, imm, off) brig_bpf_insn (BPF_JMP | (op) | BPF_K, dst, 0, off, imm)
+#define EXIT() brig_bpf_insn (BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 /* The kernel's access bits for ours. */
 static int32_t
@@ -131,11 +120,6 @@ brig_cgroup_devices_program (const struct brig_dev_rule *rules, size_t n_rules,
   return 0;
 }
 
-static int
-sys_bpf (int cmd, union bpf_attr *attr)
-{
-  return (int) syscall (__NR_bpf, cmd, attr, sizeof *attr);
-}
 
 static int
 prog_load (const struct bpf_insn *insns, size_t n, brig_error *err)
@@ -152,14 +136,14 @@ prog_load (const struct bpf_insn *insns, size_t n, brig_error *err)
   attr.log_buf = (uint64_t) (uintptr_t) log;
   attr.log_size = sizeof log;
   attr.log_level = 1;
-  fd = sys_bpf (BPF_PROG_LOAD, &attr);
+  fd = brig_bpf (BPF_PROG_LOAD, &attr);
   if (fd < 0 && errno == ENOSPC)
     {
       /* the verifier log did not fit: load again without it */
       attr.log_buf = 0;
       attr.log_size = 0;
       attr.log_level = 0;
-      fd = sys_bpf (BPF_PROG_LOAD, &attr);
+      fd = brig_bpf (BPF_PROG_LOAD, &attr);
     }
   if (fd < 0)
     return brig_error_errno (err, "load the device cgroup eBPF program (%zu instructions)%s%s",
@@ -177,7 +161,7 @@ attached_ids (int cgfd, uint32_t *ids, uint32_t *n)
   attr.query.attach_type = BPF_CGROUP_DEVICE;
   attr.query.prog_ids = (uint64_t) (uintptr_t) ids;
   attr.query.prog_cnt = *n;
-  if (sys_bpf (BPF_PROG_QUERY, &attr) < 0)
+  if (brig_bpf (BPF_PROG_QUERY, &attr) < 0)
     return -errno;
   *n = attr.query.prog_cnt;
   return 0;
@@ -191,14 +175,14 @@ detach_id (int cgfd, uint32_t id)
 
   memset (&attr, 0, sizeof attr);
   attr.prog_id = id;
-  fd = sys_bpf (BPF_PROG_GET_FD_BY_ID, &attr);
+  fd = brig_bpf (BPF_PROG_GET_FD_BY_ID, &attr);
   if (fd < 0)
     return;
   memset (&attr, 0, sizeof attr);
   attr.target_fd = (uint32_t) cgfd;
   attr.attach_bpf_fd = (uint32_t) fd;
   attr.attach_type = BPF_CGROUP_DEVICE;
-  if (sys_bpf (BPF_PROG_DETACH, &attr) < 0)
+  if (brig_bpf (BPF_PROG_DETACH, &attr) < 0)
     brig_debug ("cgroup: detach device program %u: %s", id, strerror (errno));
 }
 
@@ -235,12 +219,12 @@ brig_cgroup_v2_apply_devices (brig_cgroup *cg, const char *dir, const oci_resour
   attr.attach_bpf_fd = (uint32_t) progfd;
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
-  if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)
+  if (brig_bpf (BPF_PROG_ATTACH, &attr) < 0)
     {
       /* a program attached without ALLOW_MULTI (by another manager) is
        * replaced by a plain attach */
       attr.attach_flags = 0;
-      if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)
+      if (brig_bpf (BPF_PROG_ATTACH, &attr) < 0)
         return brig_error_errno (err, "attach the device cgroup eBPF program to %s", dir);
       return 0;
     }

@@ -8,25 +8,6 @@
 #include "mountinfo.h"
 #include "utils.h"
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static char *
-unescape_mountinfo (const char *s)
-{
-  char *out = xmalloc0 (strlen (s) + 1), *o = out;
-  while (*s)
-    {
-      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7'
-          && s[3] >= '0' && s[3] <= '7')
-        {
-          *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-          s += 4;
-        }
-      else
-        *o++ = *s++;
-    }
-  return out;
-}
-
 /* Super options of a v1 mount that are not controllers. */
 static bool
 is_mount_option (const char *opt)
@@ -106,7 +87,7 @@ split_line (char *line, struct mi_line *out)
   *rest++ = '\0';
   out->superopts = strchr (rest, ' ');
   out->superopts = out->superopts ? out->superopts + 1 : rest;
-  out->mountpoint = unescape_mountinfo (fields[4]);
+  out->mountpoint = brig_mountinfo_unescape (fields[4]);
   return true;
 }
 

@@ -6,9 +6,8 @@
 #include "mountinfo.h"
 #include "utils.h"
 
-/* Undo the octal escapes (\040 space, \011 tab, \012 newline, \134 \). */
-static char *
-unescape (const char *s)
+char *
+brig_mountinfo_unescape (const char *s)
 {
   char *out = xmalloc0 (strlen (s) + 1), *o = out;
   while (*s)
@@ -48,15 +47,15 @@ parse_line (char *line, struct brig_mountinfo *e)
     return -EINVAL;
   e->id = atoi (fields[0]);
   e->parent_id = atoi (fields[1]);
-  e->root = unescape (fields[3]);
-  e->mountpoint = unescape (fields[4]);
+  e->root = brig_mountinfo_unescape (fields[3]);
+  e->mountpoint = brig_mountinfo_unescape (fields[4]);
   e->options = xstrdup (fields[5]);
   e->optional = xstrdup (save && *save ? save : "");
   save = NULL;
   tok = strtok_r (rest, " ", &save);
   e->fstype = xstrdup (tok ? tok : "");
   tok = strtok_r (NULL, " ", &save);
-  e->source = unescape (tok ? tok : "");
+  e->source = brig_mountinfo_unescape (tok ? tok : "");
   tok = strtok_r (NULL, " \n", &save);
   e->super_options = xstrdup (tok ? tok : "");
   return 0;

@@ -17,6 +17,10 @@ struct brig_mountinfo {
   char *super_options;  /* per-superblock options */
 };
 
+/* A malloc'd copy of a mountinfo field with its octal escapes undone
+ * (\040 space, \011 tab, \012 newline, \134 backslash). */
+char *brig_mountinfo_unescape (const char *s);
+
 /* Read and parse the mountinfo file at path (NULL: /proc/self/mountinfo). */
 int brig_mountinfo_read (const char *path, struct brig_mountinfo **out, size_t *n,
                          brig_error *err);

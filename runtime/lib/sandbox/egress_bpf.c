@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf_insn.h"
 #include "egress.h"
 #include "log.h"
 #include "utils.h"
@@ -68,11 +69,6 @@ struct node {
   struct lpm_value v;
 };
 
-static int
-sys_bpf (int cmd, union bpf_attr *attr)
-{
-  return (int) syscall (__NR_bpf, cmd, attr, sizeof *attr);
-}
 
 /* ---- the policy as trie nodes ---- */
 
@@ -203,7 +199,7 @@ map_create (uint32_t type, uint32_t key, uint32_t value, uint32_t max, uint32_t 
   a.max_entries = max;
   a.map_flags = flags;
   snprintf (a.map_name, sizeof a.map_name, "%s", name);
-  fd = sys_bpf (BPF_MAP_CREATE, &a);
+  fd = brig_bpf (BPF_MAP_CREATE, &a);
   if (fd < 0)
     return brig_error_errno (err, BRIG_EGRESS_KEY ": create the BPF map %s", name);
   return fd;
@@ -217,7 +213,7 @@ map_update (int fd, const void *key, const void *value)
   a.map_fd = (uint32_t) fd;
   a.key = (uint64_t) (uintptr_t) key;
   a.value = (uint64_t) (uintptr_t) value;
-  return sys_bpf (BPF_MAP_UPDATE_ELEM, &a) < 0 ? -errno : 0;
+  return brig_bpf (BPF_MAP_UPDATE_ELEM, &a) < 0 ? -errno : 0;
 }
 
 static int
@@ -269,15 +265,8 @@ enum { L_DECIDED4, L_DECIDED6, L_ALLOW, L_DENY, L_INSERT, L_DROP, L_V4, L_V6, L_
 static void
 emit (struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
 {
-  struct bpf_insn i;
-  memset (&i, 0, sizeof i);
-  i.code = code;
-  i.dst_reg = dst & 0xf;
-  i.src_reg = src & 0xf;
-  i.off = off;
-  i.imm = imm;
   p->v = xrealloc (p->v, (p->n + 1) * sizeof *p->v);
-  p->v[p->n++] = i;
+  p->v[p->n++] = brig_bpf_insn (code, dst, src, off, imm);
 }
 
 static void
@@ -520,14 +509,14 @@ prog_load (struct prog *p, uint32_t type, uint32_t attach, const char *what, bri
   a.license = (uint64_t) (uintptr_t) "GPL";
   snprintf (a.prog_name, sizeof a.prog_name, "brig_eg_%s", what);
   /* without the verifier log first: writing it costs more than the check */
-  fd = sys_bpf (BPF_PROG_LOAD, &a);
+  fd = brig_bpf (BPF_PROG_LOAD, &a);
   if (fd < 0)
     {
       int e = errno;
       a.log_buf = (uint64_t) (uintptr_t) log;
       a.log_size = sizeof log;
       a.log_level = 1;
-      int again = sys_bpf (BPF_PROG_LOAD, &a);
+      int again = brig_bpf (BPF_PROG_LOAD, &a);
       if (again >= 0)
         close (again);
       if (again >= 0 || errno == ENOSPC)
@@ -594,7 +583,7 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
       a.attach_bpf_fd = (uint32_t) fd;
       a.attach_type = progs[i].attach;
       a.attach_flags = BPF_F_ALLOW_MULTI;
-      if (sys_bpf (BPF_PROG_ATTACH, &a) < 0)
+      if (brig_bpf (BPF_PROG_ATTACH, &a) < 0)
         {
           r = brig_error_errno (err, BRIG_EGRESS_KEY ": attach the %s BPF program to %s",
                                 progs[i].what, dir);
@@ -615,7 +604,7 @@ fd_by_id (int cmd, uint32_t id)
     a.prog_id = id;
   else
     a.map_id = id;
-  return sys_bpf (cmd, &a);
+  return brig_bpf (cmd, &a);
 }
 
 static int
@@ -626,7 +615,7 @@ obj_info (int fd, void *info, uint32_t len)
   a.info.bpf_fd = (uint32_t) fd;
   a.info.info_len = len;
   a.info.info = (uint64_t) (uintptr_t) info;
-  return sys_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
+  return brig_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
 }
 
 /* The counter map of the connect4 program attached to dir, or -1. */
@@ -643,7 +632,7 @@ counter_map (int cgfd)
   a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
   a.query.prog_ids = (uint64_t) (uintptr_t) ids;
   a.query.prog_cnt = n;
-  if (sys_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
+  if (brig_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
     return -1;
   pfd = fd_by_id (BPF_PROG_GET_FD_BY_ID, ids[0]);
   if (pfd < 0)
@@ -697,7 +686,7 @@ brig_egress_denials (const char *dir, struct brig_egress_denial **out, size_t *n
       a.map_fd = (uint32_t) mfd;
       a.key = first ? 0 : (uint64_t) (uintptr_t) &key;
       a.next_key = (uint64_t) (uintptr_t) &next;
-      if (sys_bpf (BPF_MAP_GET_NEXT_KEY, &a) < 0)
+      if (brig_bpf (BPF_MAP_GET_NEXT_KEY, &a) < 0)
         break;
       first = false;
       key = next;
@@ -705,7 +694,7 @@ brig_egress_denials (const char *dir, struct brig_egress_denial **out, size_t *n
       a.map_fd = (uint32_t) mfd;
       a.key = (uint64_t) (uintptr_t) &key;
       a.value = (uint64_t) (uintptr_t) &count;
-      if (sys_bpf (BPF_MAP_LOOKUP_ELEM, &a) < 0)
+      if (brig_bpf (BPF_MAP_LOOKUP_ELEM, &a) < 0)
         continue;
       *out = xrealloc (*out, (*n + 1) * sizeof **out);
       d = &(*out)[(*n)++];
