@@ -9,6 +9,7 @@ struct brig_context {
   bool systemd_cgroup;     /* --systemd-cgroup */
   int rootless;            /* -1 auto, 0 no, 1 yes */
   bool debug;              /* --debug */
+  const char *notify_socket; /* the caller's NOTIFY_SOCKET (notify.h), or NULL */
 };
 
 #endif
