@@ -111,8 +111,10 @@ make_cgroup() {
 	local dir="$1" parent
 	parent="$(dirname "$dir")"
 	mkdir -p "$dir" 2>/dev/null || [ -d "$dir" ] || return 1
-	# cpuset (v1) children start with no cpus or mems.
-	if [ -f "$dir/cpuset.cpus" ] && [ -z "$(cat "$dir/cpuset.cpus")" ]; then
+	# cpuset (v1) children start with no cpus or mems. (A cgroup2 child's
+	# empty cpuset.cpus means "the parent's", and the root has none.)
+	if [ ! -f "$dir/cgroup.controllers" ] && [ -f "$dir/cpuset.cpus" ] &&
+		[ -z "$(cat "$dir/cpuset.cpus")" ]; then
 		cat "$parent/cpuset.cpus" >"$dir/cpuset.cpus" &&
 			cat "$parent/cpuset.mems" >"$dir/cpuset.mems" || return 1
 	fi

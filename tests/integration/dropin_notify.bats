@@ -21,11 +21,18 @@ SDNOTIFY="$CONFINE_TOOLS/sdnotify"
 setup() {
 	requires root
 	setup_bundle
+}
+
+# notify_setup: the sd_notify client in the rootfs (/bin/sdnotify) and a
+# systemd-style listener at $HOST_SOCK (see listen).
+notify_setup() {
 	[ -x "$SDNOTIFY" ] || skip "build tests/tools/sdnotify first (make tests/tools/sdnotify)"
+	[ -x /usr/bin/python3 ] || skip "test requires python3 on the host (the listener)"
 	cp "$SDNOTIFY" "$BUNDLE/rootfs/bin/sdnotify"
 	NOTIFY_DIR="$(test_tmpdir notify)"
 	HOST_SOCK="$NOTIFY_DIR/host.sock"
 	GOT="$NOTIFY_DIR/got"
+	listen
 }
 
 teardown() {
@@ -69,7 +76,7 @@ messages() {
 }
 
 @test "notify: run -d waits for READY=1 and relays it with the init's pid as MAINPID" {
-	listen
+	notify_setup
 	# The process first reports a status, then (after a second) claims to be
 	# ready and names pid 1 of the host as the main pid.
 	set_args sh -c 'echo "$NOTIFY_SOCKET" >/tmp/env
@@ -103,7 +110,7 @@ messages() {
 }
 
 @test "notify: start relays READY=1 of a created container with the init's pid as MAINPID" {
-	listen
+	notify_setup
 	set_args sh -c 'sdnotify READY=1; exec sleep 1000'
 	NOTIFY_SOCKET="$HOST_SOCK" create_container n2
 	# Nothing is sent before start.
@@ -121,7 +128,7 @@ messages() {
 }
 
 @test "notify: only the container's state reaches the host, never MAINPID, NOTIFYACCESS or FDSTORE" {
-	listen
+	notify_setup
 	set_args sh -c 'sdnotify "$(printf "MAINPID=1\nNOTIFYACCESS=all\nFDSTORE=1\nFDNAME=x\nSTATUS=a")"
 		sdnotify "MAINPID=1"
 		sdnotify "$(printf "STATUS=b\nREADY=1")"
@@ -138,7 +145,7 @@ messages() {
 }
 
 @test "notify: a foreground run relays READY=1 with its own pid as MAINPID" {
-	listen
+	notify_setup
 	set_args sh -c 'sdnotify READY=1; exit 3'
 	local rc=0
 	NOTIFY_SOCKET="$HOST_SOCK" "$RUNTIME" --root "$ROOT" run n4 </dev/null &
@@ -154,7 +161,7 @@ messages() {
 }
 
 @test "notify: a container that exits before READY=1 does not hang run -d" {
-	listen
+	notify_setup
 	set_args sh -c 'sdnotify STATUS=failing; exit 1'
 	NOTIFY_SOCKET="$HOST_SOCK" run_detached n5
 	wait_for_status n5 stopped

@@ -13,7 +13,9 @@
 #
 # Environment:
 #   BRIG            the brig binary (default $BUILDDIR/runtime/brig)
-#   VM_TESTS        bats files of tests/integration to run (default cgroups.bats)
+#   VM_TESTS        bats files of tests/integration to run (default cgroups.bats
+#                   dropin_notify.bats: the conformance harness, isolate.sh,
+#                   under a cgroup2 root that delegates controllers)
 #   VM_KERNEL       kernel image (default: the newest /boot/vmlinuz-*)
 #   VM_TIMEOUT      seconds for the whole VM run (default 900)
 #   VM_MEM          guest memory (default 1G)
@@ -26,7 +28,7 @@ set -uo pipefail
 SRCDIR="${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 BUILDDIR="${BUILDDIR:-$SRCDIR}"
 BRIG="${BRIG:-$BUILDDIR/runtime/brig}"
-VM_TESTS="${VM_TESTS:-cgroups.bats}"
+VM_TESTS="${VM_TESTS:-cgroups.bats dropin_notify.bats}"
 VM_TIMEOUT="${VM_TIMEOUT:-900}"
 VM_MEM="${VM_MEM:-1G}"
 VM_CPU="${VM_CPU:-qemu64}"
@@ -84,8 +86,10 @@ cp "$BUSYBOX" "$ROOT/bin/busybox"
 for a in $("$BUSYBOX" --list-full); do
 	[ -e "$ROOT/$a" ] || ln -s /bin/busybox "$ROOT/$a"
 done
-rm -f "$ROOT/bin/bash" "$ROOT/usr/bin/jq"
-copy_with_libs "$(command -v bash)" "$(command -v jq)"
+# util-linux's unshare: busybox's has no -C (cgroup namespace), which the
+# conformance harness (tests/conformance/isolate.sh) needs
+rm -f "$ROOT/bin/bash" "$ROOT/usr/bin/jq" "$ROOT/usr/bin/unshare"
+copy_with_libs "$(command -v bash)" "$(command -v jq)" /usr/bin/unshare
 [ -e "$ROOT/bin/bash" ] || ln -s "$(command -v bash)" "$ROOT/bin/bash"
 copy_with_libs "$BRIG"
 mv "$ROOT$BRIG" "$ROOT/usr/local/bin/brig"
@@ -103,7 +107,15 @@ E
 echo "root:x:0:" >"$ROOT/etc/group"
 
 # the tests and the busybox rootfs template (built here, as the tests do)
-cp "$SRCDIR/tests/integration/helpers.bash" "$ROOT/tests/integration/"
+cp "$SRCDIR/tests/integration/helpers.bash" "$SRCDIR/tests/integration/confine_helpers.bash" \
+	"$ROOT/tests/integration/"
+mkdir -p "$ROOT/tests/conformance" "$ROOT/usr/local/tests/tools"
+cp "$SRCDIR/tests/conformance/isolate.sh" "$ROOT/tests/conformance/"
+# static test tools, where confine_helpers.bash looks for them next to
+# /usr/local/bin/brig (tests that need a missing one skip)
+for t in sdnotify confine_probe; do
+	[ -x "$BUILDDIR/tests/tools/$t" ] && cp "$BUILDDIR/tests/tools/$t" "$ROOT/usr/local/tests/tools/"
+done
 for t in $VM_TESTS; do
 	[ -f "$SRCDIR/tests/integration/$t" ] || fail "no such test file: tests/integration/$t"
 	cp "$SRCDIR/tests/integration/$t" "$ROOT/tests/integration/"
