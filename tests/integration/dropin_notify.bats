@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Drop-in for runc under systemd (#16 items 8 and 20):
+# Drop-in for runc under systemd (#16 items 8, 20 and 21):
 #   NOTIFY_SOCKET (sd_notify): the container sees a socket at
 #     /run/notify/notify.sock (a read-only bind of ROOT/ID/notify), and what
 #     it sends reaches the caller's NOTIFY_SOCKET (a datagram listener of the
@@ -7,6 +7,8 @@
 #     brig's own for a foreground `run`; the container's own MAINPID,
 #     NOTIFYACCESS and FDSTORE lines are not relayed (podman
 #     --sdnotify=container through brig: tests/engines/podman.bats).
+#   contrib/install-deps.sh installs what the VM suites need (debootstrap:
+#     the systemd VM ran nowhere but on hand-prepared machines).
 #   tests/conformance/isolate.sh joins its test cgroup when the cgroup2
 #     root delegates controllers (runs where the test may enable them in the
 #     root: the pure v2 VM, tests/vm/run.sh, or a host whose root already
@@ -178,6 +180,27 @@ messages() {
 	[ "$rc" -eq 1 ]
 	assert_contains "$(cat "$BUNDLE/n6.err")" "NOTIFY_SOCKET"
 	assert_no_leftovers n6
+}
+
+# ---- #16 item 21: the systemd VM suite runs on a fresh machine ----
+
+@test "install-deps.sh installs every program the VM suites check for" {
+	requires program:dpkg-query program:dpkg
+	local f cmd path pkg missing=""
+	# Every `command -v NAME` of tests/vm/*.sh: the package that ships NAME
+	# on this host must be in install-deps.sh's list (or be Essential).
+	for cmd in $(sed -n 's/.*command -v \([a-z0-9._-]*\).*/\1/p' "$SRCDIR"/tests/vm/*.sh | sort -u); do
+		path="$(command -v "$cmd")" || { missing+=" $cmd(not-installed)"; continue; }
+		path="$(readlink -f "$path")"
+		pkg="$(dpkg -S "$path" 2>/dev/null || dpkg -S "${path#/usr}" 2>/dev/null)" ||
+			{ missing+=" $cmd(no-package)"; continue; }
+		pkg="${pkg%%:*}"
+		[ "$(dpkg-query -W -f='${Essential}' "$pkg" 2>/dev/null)" = yes ] && continue
+		grep -qE "^[[:space:]]+([a-z0-9.+-]+ )*$pkg( |\$)" "$SRCDIR/contrib/install-deps.sh" ||
+			missing+=" $cmd($pkg)"
+	done
+	echo "missing:$missing"
+	[ -z "$missing" ]
 }
 
 # ---- #16 item 20: the conformance harness under a delegating cgroup2 root ----
