@@ -29,6 +29,11 @@ PACKAGES=(
 	criu
 	# tests/vm/: the pure cgroup v2 test VM boots Debian's kernel in qemu (TCG)
 	qemu-system-x86 linux-image-amd64 cpio
+	# tests/vm/systemd.sh: the systemd VM's Debian image, made once with
+	# debootstrap from the configured mirror (signatures checked with the
+	# archive keyring and gpgv) into an ext4 file (mkfs.ext4 -d) and cached
+	# in /var/cache/brig-vm; the kernel's initrd comes from initramfs-tools
+	debootstrap debian-archive-keyring gpgv e2fsprogs initramfs-tools
 	# Tests and benchmarks: /usr/bin/time -f %M (peak RSS), python3 for
 	# JSON checks, ip/ps/nsenter/unshare/findmnt
 	time python3 iproute2 procps util-linux

@@ -1,5 +1,6 @@
 /* brig run ID [create flags] [--detach] [--keep] */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "commands.h"
 #include "container.h"
@@ -30,6 +31,8 @@ cmd_run (struct brig_globals *g, int argc, char **argv)
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
     .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
+    /* As runc: sd_notify of the container reaches the caller's manager. */
+    .notify_socket = getenv ("NOTIFY_SOCKET"),
   };
   struct brig_create_opts o = { 0 };
   brig_error err = { 0 };

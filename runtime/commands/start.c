@@ -1,6 +1,7 @@
 /* brig start ID */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "commands.h"
 #include "container.h"
@@ -12,6 +13,8 @@ cmd_start (struct brig_globals *g, int argc, char **argv)
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
     .rootless = g->rootless, .debug = g->debug,
+    /* As runc: sd_notify of the container reaches the caller's manager. */
+    .notify_socket = getenv ("NOTIFY_SOCKET"),
   };
   brig_error err = { 0 };
   int c;

@@ -16,6 +16,7 @@
 #include "container_internal.h"
 #include "hooks.h"
 #include "log.h"
+#include "notify.h"
 #include "state.h"
 #include "sync.h"
 #include "utils.h"
@@ -92,6 +93,7 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
 {
   _cleanup_container_ brig_container *c = NULL;
   _cleanup_close_ int fd = -1;
+  struct brig_notify notify = { -1, -1 };
   oci_config *cfg;
   int r;
 
@@ -115,9 +117,16 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
   if (c->st.no_process)
     return brig_error_set (err, 0, "cannot start container \"%s\": its config.json has "
                            "no process", c->id);
-  r = connect_exec_socket (c, &fd, err);
+  /* sd_notify: listen before the process can send (notify.h). */
+  r = brig_notify_open (c->dirfd, ctx->notify_socket, &notify, err);
   if (r < 0)
     return r;
+  r = connect_exec_socket (c, &fd, err);
+  if (r < 0)
+    {
+      brig_notify_close (&notify);
+      return r;
+    }
   /* Running from now on, whatever the init answers. */
   unlinkat (c->dirfd, BRIG_EXEC_SOCKET, 0);
   /* What follows waits on the container (startContainer hooks, execve, a
@@ -134,6 +143,7 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
       {
         r = brig_error_set_raw (err, m.code, m.data);
         brig_sync_msg_clear (&m);
+        brig_notify_close (&notify);
         wait_exit (c, 2000);
         return r;
       }
@@ -154,9 +164,13 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
           if (brig_container_delete (ctx, id, true, &e) < 0)
             brig_warn ("delete container \"%s\": %s", id, e.msg ? e.msg : "failed");
           brig_error_clear (&e);
+          brig_notify_close (&notify);
           return r;
         }
     }
+  /* As runc: start returns once the process said READY=1 (or exited). */
+  brig_notify_relay (&notify, c->st.pid, c->pidfd);
+  brig_notify_close (&notify);
   return 0;
 }
 

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "netdev.h"
+#include "notify.h"
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
@@ -68,6 +69,7 @@ struct create_ctx {
   int pidfd;                /* of the init */
   brig_netdevs *netdevs;    /* linux.netDevices moved in */
   brig_egress_policy *egress; /* run.brig.egress, NULL without */
+  struct brig_notify notify;/* run: the sd_notify relay (notify.h) */
   struct brig_state_file st;
 };
 
@@ -803,6 +805,7 @@ create_ctx_free (struct create_ctx *c)
     close (c->pidfd);
   if (c->dirfd >= 0)
     close (c->dirfd);
+  brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
   brig_egress_policy_free (c->egress);
@@ -878,9 +881,23 @@ create_common (struct create_ctx *c, brig_error *err)
                            "cgroup shared with other processes (annotations."
                            BRIG_CGROUP_SHARED_ANNOTATION "=true)");
 
+  if (c->ctx->notify_socket && *c->ctx->notify_socket && p
+      && (r = brig_notify_check_host (c->ctx->notify_socket, err)) < 0)
+    return r;
+
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
     return r;
+  if (c->ctx->notify_socket && *c->ctx->notify_socket && p)
+    {
+      /* run binds the socket before the process can send; create leaves
+       * that to start, the command that relays. */
+      r = brig_notify_setup (c->dirfd, c->cfg, err);
+      if (r == 0 && c->mode != MODE_CREATE)
+        r = brig_notify_open (c->dirfd, c->ctx->notify_socket, &c->notify, err);
+      if (r < 0)
+        return r;
+    }
   cgc = (struct brig_cgroup_config) {
     .id = c->o->id,
     .cgroups_path = c->cfg->linux ? c->cfg->linux->cgroups_path : NULL,
@@ -962,6 +979,7 @@ create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
   c->o = o;
   c->mode = mode;
   c->dirfd = c->sync_fd = c->console_fd = c->pidfd = -1;
+  c->notify.fd = c->notify.host_fd = -1;
   for (int i = 0; i < BRIG_NS_COUNT; i++)
     c->ns.join_fd[i] = -1;
 }
@@ -979,6 +997,18 @@ brig_container_create (const struct brig_context *ctx, const struct brig_create_
     create_ctx_undo (&c);
   create_ctx_free (&c);
   return r;
+}
+
+/* The foreground run's sd_notify relay: brig stays the unit's process. */
+static bool
+relay_notify (void *arg)
+{
+  int r = brig_notify_forward (arg, getpid ());
+  if (r < 0)
+    brig_warn ("NOTIFY_SOCKET: relay to the host: %s", strerror (-r));
+  if (r != 0)
+    brig_notify_close (arg);
+  return r == 0;
 }
 
 int
@@ -1033,6 +1063,13 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
                             .status = BRIG_STATUS_RUNNING, .pidfd = c.pidfd };
       r = brig_container_poststart (c.cfg->hooks, &bc, err);
     }
+  /* As runc: run --detach returns once the process said READY=1 (or
+   * exited); a foreground run relays from its proxy loop, as the unit's
+   * main process itself. */
+  if (r == 0 && detach)
+    brig_notify_relay (&c.notify, c.pid, c.pidfd);
+  struct brig_notify notify = c.notify;
+  c.notify.fd = c.notify.host_fd = -1;
   pid_t pid = c.pid;
   create_ctx_free (&c);
   if (r < 0)
@@ -1045,12 +1082,25 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
         }
       if (master >= 0)
         close (master);
+      brig_notify_close (&notify);
       return r;
     }
   if (detach)
-    return 0;
+    {
+      brig_notify_close (&notify);
+      return 0;
+    }
 
-  r = brig_terminal_proxy (master, pid, exit_status, err);
+  {
+    struct brig_proxy_watch w = { .fd = notify.fd, .on_readable = relay_notify,
+                                  .arg = &notify };
+    r = brig_terminal_proxy_watch (master, pid, &w, exit_status, err);
+  }
+  /* What the process sent just before it exited (the proxy loop stops at
+   * the exit). */
+  while (notify.fd >= 0 && brig_notify_pending (&notify))
+    relay_notify (&notify);
+  brig_notify_close (&notify);
   if (master >= 0)
     close (master);
   if (r < 0)

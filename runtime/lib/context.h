@@ -10,6 +10,7 @@ struct brig_context {
   int rootless;            /* -1 auto, 0 no, 1 yes */
   bool debug;              /* --debug */
   const char *policy;      /* --policy FILE; NULL: /etc/brig/policy.json if present */
+  const char *notify_socket; /* the caller's NOTIFY_SOCKET (notify.h), or NULL */
 };
 
 #endif

@@ -734,7 +734,12 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
         if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
           continue;
         if (unlinkat (dirfd, de->d_name, 0) < 0 && errno == EISDIR)
-          unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
+          {
+            /* notify/ (notify.h) holds the container's socket. */
+            if (strcmp (de->d_name, "notify") == 0)
+              unlinkat (dirfd, "notify/notify.sock", 0);
+            unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
+          }
       }
   rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (rootfd < 0)

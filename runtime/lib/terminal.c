@@ -321,6 +321,7 @@ struct proxy {
   char *in;               /* stdin bytes not yet accepted by the pty (with a
                              terminal only: without one nothing is buffered) */
   size_t in_len;
+  const struct brig_proxy_watch *watch; /* NULL, or done with */
 };
 
 #define PROXY_IN_SIZE 65536
@@ -476,9 +477,9 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
 {
   for (;;)
     {
-      struct pollfd pfd[3];
+      struct pollfd pfd[4];
       struct signalfd_siginfo si;
-      int n = 0, idx_in = -1, idx_master = -1, status;
+      int n = 0, idx_in = -1, idx_master = -1, idx_watch = -1, status;
       pid_t w;
 
       w = waitpid (p->pid, &status, WNOHANG);
@@ -507,6 +508,11 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
           pfd[n++] = (struct pollfd) { .fd = p->master,
                                        .events = POLLIN | (p->in_len ? POLLOUT : 0) };
         }
+      if (p->watch)
+        {
+          idx_watch = n;
+          pfd[n++] = (struct pollfd) { .fd = p->watch->fd, .events = POLLIN };
+        }
       if (poll (pfd, (nfds_t) n, -1) < 0)
         {
           if (errno == EINTR)
@@ -523,11 +529,22 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
         read_master (p);
       if (p->master >= 0 && p->master_open && p->in_len)
         flush_input (p);
+      if (idx_watch >= 0 && pfd[idx_watch].revents
+          && ((pfd[idx_watch].revents & (POLLERR | POLLNVAL))
+              || !p->watch->on_readable (p->watch->arg)))
+        p->watch = NULL;
     }
 }
 
 int
 brig_terminal_proxy (int master, pid_t pid, int *exit_status, brig_error *err)
+{
+  return brig_terminal_proxy_watch (master, pid, NULL, exit_status, err);
+}
+
+int
+brig_terminal_proxy_watch (int master, pid_t pid, const struct brig_proxy_watch *watch,
+                           int *exit_status, brig_error *err)
 {
   struct proxy *p = NULL;
   sigset_t all, old;
@@ -544,6 +561,7 @@ brig_terminal_proxy (int master, pid_t pid, int *exit_status, brig_error *err)
   p->pid = pid;
   p->stdin_open = true;
   p->master_open = master >= 0;
+  p->watch = watch && watch->fd >= 0 ? watch : NULL;
 
   /* Every catchable signal arrives through the signalfd: SIGCHLD wakes the
    * loop to reap, SIGWINCH resizes, the rest go to the child. SIGCHLD must

@@ -86,4 +86,17 @@ bool brig_terminal_stdin_size (oci_console_size *size);
  * restored before returning. */
 int brig_terminal_proxy (int master, pid_t pid, int *exit_status, brig_error *err);
 
+/* One more fd for the proxy loop to watch (the sd_notify relay of a
+ * foreground run): on_readable runs when fd is readable and returns false
+ * once the fd is of no more interest. */
+struct brig_proxy_watch {
+  int fd;
+  bool (*on_readable) (void *arg);
+  void *arg;
+};
+
+/* brig_terminal_proxy that also serves watch (may be NULL). */
+int brig_terminal_proxy_watch (int master, pid_t pid, const struct brig_proxy_watch *watch,
+                               int *exit_status, brig_error *err);
+
 #endif

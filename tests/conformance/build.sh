@@ -184,3 +184,32 @@ conformance_build() {
 	find "$cache" -maxdepth 1 -name 'build-*' ! -name "build-$key" -exec rm -rf {} +
 	return 0
 }
+
+# conformance_rootfs_path CACHE_DIR: where conformance_rootfs keeps the
+# rootfs tarball for this busybox-static version.
+conformance_rootfs_path() {
+	echo "$1/rootfs-busybox-$(dpkg-query -W -f='${Version}' busybox-static | tr -c 'A-Za-z0-9.+\n' _).tar.gz"
+}
+
+# conformance_rootfs OUT: the rootfs the suite unpacks into every bundle
+# (rootfs-$GOARCH.tar.gz): Debian's static busybox and its applets in /bin,
+# /etc/passwd and /etc/group, empty /dev, /proc and /sys, root directory
+# mode 0755. The suite copies runtimetest into the bundle itself. Built once
+# per busybox version, in the cache.
+conformance_rootfs() {
+	local out="$1" r applet
+	r="$(mktemp -d "${TMPDIR:-/tmp}/brig-conformance-rootfs.XXXXXX")" || return 1
+	mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/etc"
+	cp /bin/busybox "$r/bin/busybox"
+	for applet in $(/bin/busybox --list); do
+		[ "$applet" = busybox ] || ln -s busybox "$r/bin/$applet"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
+	printf 'root:x:0:\ntty:x:5:\nnogroup:x:65534:\n' >"$r/etc/group"
+	chmod 0755 "$r" "$r"/*
+	tar --numeric-owner --owner=0 --group=0 -C "$r" -czf "$out.tmp" . &&
+		mv "$out.tmp" "$out"
+	local rc=$?
+	rm -rf "$r"
+	return "$rc"
+}

@@ -93,23 +93,32 @@ cgroup_mounts() {
 	done </proc/self/mountinfo
 }
 
-# make_cgroup DIR: create DIR (a cgroup) so that processes can join it.
+# enable_controllers DIR: hand the controllers DIR has down to its children.
+# cgroup2 allows it only while DIR holds no process (the no-internal-process
+# rule: EBUSY), so never on a cgroup a process is about to join.
+enable_controllers() {
+	local dir="$1" c
+	[ -f "$dir/cgroup.subtree_control" ] && [ -f "$dir/cgroup.controllers" ] || return 0
+	for c in $(cat "$dir/cgroup.controllers"); do
+		echo "+$c" >"$dir/cgroup.subtree_control" 2>/dev/null
+	done
+	return 0
+}
+
+# make_cgroup DIR [leaf]: create DIR (a cgroup) so that processes can join
+# it; unless "leaf", also hand its controllers down (cgroup2).
 make_cgroup() {
 	local dir="$1" parent
 	parent="$(dirname "$dir")"
 	mkdir -p "$dir" 2>/dev/null || [ -d "$dir" ] || return 1
-	# cpuset (v1) children start with no cpus or mems.
-	if [ -f "$dir/cpuset.cpus" ] && [ -z "$(cat "$dir/cpuset.cpus")" ]; then
+	# cpuset (v1) children start with no cpus or mems. (A cgroup2 child's
+	# empty cpuset.cpus means "the parent's", and the root has none.)
+	if [ ! -f "$dir/cgroup.controllers" ] && [ -f "$dir/cpuset.cpus" ] &&
+		[ -z "$(cat "$dir/cpuset.cpus")" ]; then
 		cat "$parent/cpuset.cpus" >"$dir/cpuset.cpus" &&
 			cat "$parent/cpuset.mems" >"$dir/cpuset.mems" || return 1
 	fi
-	# cgroup2: hand the controllers we were given down to the test.
-	if [ -f "$dir/cgroup.subtree_control" ] && [ -f "$dir/cgroup.controllers" ]; then
-		local c
-		for c in $(cat "$dir/cgroup.controllers"); do
-			echo "+$c" >"$dir/cgroup.subtree_control" 2>/dev/null
-		done
-	fi
+	[ "${2:-}" = leaf ] || enable_controllers "$dir"
 	return 0
 }
 
@@ -120,8 +129,13 @@ do_run() {
 		exec unshare -m --propagation private "$0" inner-nocg "$timeout" "$runtime" "$state_root" "$@"
 	fi
 	local mp fstype opts dir
+	# NAME stays a leaf while this process joins it: when the cgroup2 root
+	# delegates controllers (systemd does on every pure v2 host), PARENT
+	# gets them and NAME could hand them on, but a cgroup with controllers
+	# enabled for its children takes no process (EBUSY). do_inner enables
+	# them once this process has moved on into NAME's harness leaf.
 	while read -r mp fstype opts dir; do
-		make_cgroup "$dir/$PARENT" && make_cgroup "$dir/$PARENT/$name" ||
+		make_cgroup "$dir/$PARENT" && make_cgroup "$dir/$PARENT/$name" leaf ||
 			{ echo "isolate: cannot create cgroup $dir/$PARENT/$name" >&2; exit 125; }
 		echo $$ >"$dir/$PARENT/$name/cgroup.procs" ||
 			{ echo "isolate: cannot join cgroup $dir/$PARENT/$name" >&2; exit 125; }
@@ -151,6 +165,9 @@ do_inner() {
 				mkdir -p "$mp/conformance-harness" &&
 					echo $$ >"$mp/conformance-harness/cgroup.procs" ||
 					{ echo "isolate: cannot join $mp/conformance-harness" >&2; exit 125; }
+				# The namespace's root (NAME) is empty now: hand the
+				# controllers we were given down to the containers.
+				enable_controllers "$mp"
 			fi
 		done <<<"$mounts"
 	fi

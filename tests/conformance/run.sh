@@ -22,6 +22,9 @@
 #   CONFORMANCE_LOGS     keep each test's output here (default
 #                        $BUILDDIR/tests/conformance-logs when BUILDDIR is set)
 #   CONFORMANCE_CGROUPNS 0: no cgroup namespace per test (see isolate.sh)
+#   CONFORMANCE_PREBUILT a suite built elsewhere: DIR holds runtimetest, bin/
+#                        and rootfs.tar.gz (no Go, dpkg or network needed:
+#                        the pure v2 VM, tests/vm/run.sh VM_CONFORMANCE=1)
 #
 # Each test runs as root from its own work directory (holding a copy of
 # runtimetest and the rootfs tarball, built from Debian's busybox-static),
@@ -54,14 +57,21 @@ case "$UNDER_TEST" in /*) ;; *) UNDER_TEST="$PWD/$UNDER_TEST" ;; esac
 for tool in unshare timeout tar gzip sha256sum; do
 	command -v "$tool" >/dev/null || skip_all "$tool is not installed"
 done
-if [ ! -f /bin/busybox ] ||
-	! dpkg-query -W -f='${db:Status-Status}' busybox-static 2>/dev/null | grep -qx installed; then
+PREBUILT="${CONFORMANCE_PREBUILT:-}"
+if [ -z "$PREBUILT" ] && { [ ! -f /bin/busybox ] ||
+	! dpkg-query -W -f='${db:Status-Status}' busybox-static 2>/dev/null | grep -qx installed; }; then
 	skip_all "busybox-static is not installed (contrib/install-deps.sh)"
 fi
 
 # shellcheck source=build.sh
 . "$HERE/build.sh"
-conformance_build "$CACHE" || skip_all "$SKIP_REASON"
+if [ -n "$PREBUILT" ]; then
+	SUITE_DIR="$PREBUILT"
+	[ -x "$SUITE_DIR/runtimetest" ] && [ -f "$SUITE_DIR/rootfs.tar.gz" ] ||
+		skip_all "CONFORMANCE_PREBUILT=$PREBUILT holds no runtimetest or rootfs.tar.gz"
+else
+	conformance_build "$CACHE" || skip_all "$SKIP_REASON"
+fi
 
 case "${CONFORMANCE_EXPECTED:-}" in
 none) EXPECTED_FILE= ;;
@@ -101,27 +111,12 @@ trap 'exit 130' INT TERM
 # walk down to its rootfs.
 chmod 0755 "$WORK"
 
-# The rootfs the suite unpacks into every bundle (rootfs-$GOARCH.tar.gz):
-# Debian's static busybox and its applets in /bin, /etc/passwd and
-# /etc/group, empty /dev, /proc and /sys, root directory mode 0755. The
-# suite copies runtimetest into the bundle itself. Built once per busybox
-# version, in the cache.
-make_rootfs() {
-	local out="$1" r applet
-	r="$(mktemp -d "$WORK/rootfs.XXXXXX")" || return 1
-	mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/etc"
-	cp /bin/busybox "$r/bin/busybox"
-	for applet in $(/bin/busybox --list); do
-		[ "$applet" = busybox ] || ln -s busybox "$r/bin/$applet"
-	done
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
-	printf 'root:x:0:\ntty:x:5:\nnogroup:x:65534:\n' >"$r/etc/group"
-	chmod 0755 "$r" "$r"/*
-	tar --numeric-owner --owner=0 --group=0 -C "$r" -czf "$out.tmp" . &&
-		mv "$out.tmp" "$out" && rm -rf "$r"
-}
-ROOTFS="$CACHE/rootfs-busybox-$(dpkg-query -W -f='${Version}' busybox-static | tr -c 'A-Za-z0-9.+\n' _).tar.gz"
-[ -f "$ROOTFS" ] || make_rootfs "$ROOTFS" || skip_all "cannot build the busybox rootfs tarball"
+if [ -n "$PREBUILT" ]; then
+	ROOTFS="$PREBUILT/rootfs.tar.gz"
+else
+	ROOTFS="$(conformance_rootfs_path "$CACHE")"
+fi
+[ -f "$ROOTFS" ] || conformance_rootfs "$ROOTFS" || skip_all "cannot build the busybox rootfs tarball"
 cp "$ROOTFS" "$WORK/rootfs-amd64.tar.gz"
 cp "$SUITE_DIR/runtimetest" "$WORK/runtimetest"
 

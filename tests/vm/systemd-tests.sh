@@ -47,7 +47,7 @@ export -f run_d
 
 echo "BRIG-VM: systemd $(systemctl --version | head -n 1), $(stat -f -c %T /sys/fs/cgroup)"
 echo "BRIG-VM-TAP-BEGIN"
-echo "1..14"
+echo "1..16"
 
 UNIT=brig-sd1.scope
 CG=/sys/fs/cgroup/system.slice/$UNIT
@@ -93,5 +93,28 @@ setup "/plain/path" '{}'
 ok "a plain path is refused by the systemd manager, naming the form" \
 	bash -c "! '$BRIG' --root $ROOT --systemd-cgroup run -d --bundle $BUNDLE sd4 </dev/null >/tmp/o 2>&1 &&
 		grep -q 'slice:prefix:name' /tmp/o && [ ! -e $ROOT/sd4 ]"
+
+# NOTIFY_SOCKET (#16 item 8) against systemd itself: a Type=notify service
+# whose ExecStart is `brig run -d`; systemd's start job ends when the
+# container says READY=1 (brig relays it), and the service's main pid is
+# then the container's init (MAINPID from brig, a privileged sender).
+if [ -x "$DATA/rootfs/bin/sdnotify" ]; then
+	setup "/brig-notify" '{}'
+	jq '.process.args = ["sh", "-c", "sdnotify STATUS=container-up READY=1; exec sleep 1000"]' \
+		"$BUNDLE/config.json" >"$BUNDLE/c.json" && mv "$BUNDLE/c.json" "$BUNDLE/config.json"
+	ok "a Type=notify service running brig run -d becomes active on the container's READY=1" \
+		systemd-run --unit=brig-notify -p Type=notify -p TimeoutStartSec=60 -p RemainAfterExit=no \
+		"$BRIG" --root "$ROOT" run -d --bundle "$BUNDLE" sdn
+	ok "its main pid is the container's init, its status the container's" \
+		bash -c "pid=\$('$BRIG' --root $ROOT state sdn | jq -r .pid) &&
+			[ \"\$(systemctl show -p MainPID --value brig-notify.service)\" = \"\$pid\" ] &&
+			[ \"\$(systemctl show -p StatusText --value brig-notify.service)\" = container-up ] &&
+			systemctl is-active -q brig-notify.service"
+	systemctl stop brig-notify.service >/dev/null 2>&1
+	"$BRIG" --root "$ROOT" delete --force sdn >/dev/null 2>&1
+else
+	echo "ok 15 # skip no sdnotify tool (make tests/tools/sdnotify)"
+	echo "ok 16 # skip no sdnotify tool (make tests/tools/sdnotify)"
+fi
 
 echo "BRIG-VM-TAP-END rc=$failed"

@@ -15,7 +15,8 @@
 # Environment: BRIG, SRCDIR, VM_KERNEL, VM_TIMEOUT (default 900),
 # VM_BOOT_TIMEOUT (seconds until the tests must have begun, default 420; a
 # stalled 2-vCPU boot is retried once with one vCPU), VM_CACHE,
-# VM_MIRROR (default: the first URIs line of /etc/apt/sources.list.d/debian.sources).
+# VM_MIRROR (default: the bookworm mirror of /etc/apt/sources.list*; no
+# other host is ever used).
 set -uo pipefail
 
 SRCDIR="${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -38,8 +39,21 @@ command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 is not installed (e2fsprogs)"
 [ -x "$BRIG" ] || fail "$BRIG is not built"
 [[ "$("$BRIG" --version 2>/dev/null)" == *+SYSTEMD* ]] || skip "$BRIG was built without the systemd manager"
 
-MIRROR="${VM_MIRROR:-$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null)}"
-MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+# The Debian mirror apt is configured with for bookworm (never another
+# host): a deb822 stanza of /etc/apt/sources.list.d/*.sources whose Suites
+# has bookworm, else a "deb URI bookworm ..." line of sources.list.
+apt_mirror() {
+	awk 'FNR == 1 { uri = ""; suites = "" }
+		/^URIs:/ { uri = $2 }
+		/^Suites:/ { suites = " " substr($0, 8) " " }
+		uri != "" && suites ~ / bookworm / { print uri; exit }
+		/^$/ { uri = ""; suites = "" }' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1
+	awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }
+		$1 == "deb" && $2 ~ /^\[/ && $4 == "bookworm" { print $3; exit }' \
+		/etc/apt/sources.list 2>/dev/null | head -n 1
+}
+MIRROR="${VM_MIRROR:-$(apt_mirror | head -n 1)}"
+[ -n "$MIRROR" ] || skip "no Debian bookworm mirror in /etc/apt/sources.list* (set VM_MIRROR)"
 PACKAGES="systemd,systemd-sysv,dbus,udev,kmod,libyajl2,libseccomp2,libcap2,libsystemd0,jq,busybox-static,procps"
 IMAGE="$VM_CACHE/debian12-systemd-$(printf '%s' "$PACKAGES" | md5sum | cut -c1-8).img"
 
@@ -99,6 +113,8 @@ cp "$SRCDIR/tests/vm/systemd-tests.sh" "$DATA/"
 	BRIG_ROOTFS_CACHE="$DATA/rootfs" BATS_RUN_TMPDIR="$WORK" \
 		source "$SRCDIR/tests/integration/helpers.bash" && build_rootfs_template
 ) || fail "could not build the busybox rootfs template"
+# the sd_notify client of the NOTIFY_SOCKET checks (static)
+[ -x "$BUILDDIR/tests/tools/sdnotify" ] && cp "$BUILDDIR/tests/tools/sdnotify" "$DATA/rootfs/bin/"
 truncate -s 64M "$WORK/data.img"
 mkfs.ext4 -q -F -d "$DATA" "$WORK/data.img" || fail "mkfs.ext4 of the data disk failed"
 
