@@ -1,0 +1,68 @@
+/* create's context, shared by the two halves of the parent side of create:
+ * container_validate.c (read and check the bundle before anything exists)
+ * and container_create.c (make it). Not part of libbrig's interface. */
+#ifndef BRIG_CONTAINER_CREATE_H
+#define BRIG_CONTAINER_CREATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "context.h"
+#include "error.h"
+#include "namespaces.h"
+#include "netdev.h"
+#include "notify.h"
+#include "ocispec.h"
+#include "sandbox/egress.h"
+#include "seccomp.h"
+#include "state.h"
+
+enum create_mode { MODE_CREATE, MODE_RUN_DETACHED, MODE_RUN };
+
+/* Everything create has made, so that failure can undo it. */
+struct create_ctx {
+  const struct brig_context *ctx;
+  const struct brig_create_opts *o;
+  enum create_mode mode;
+  char *bundle;             /* absolute */
+  char *rootfs;             /* absolute */
+  char *config_buf;         /* config.json as read */
+  size_t config_len;
+  oci_config *cfg;
+  struct brig_ns_plan ns;
+  brig_seccomp *seccomp;
+  int dirfd;                /* the claimed, locked state directory */
+  brig_cgroup *cg;
+  int sync_fd;              /* parent's end */
+  int console_fd;           /* console socket (given) or our end of the pty pair */
+  pid_t child;              /* pid returned by clone */
+  pid_t pid;                /* the init */
+  int pidfd;                /* of the init */
+  brig_netdevs *netdevs;    /* linux.netDevices moved in */
+  brig_egress_policy *egress; /* run.brig.egress, NULL without */
+  struct brig_notify notify;/* run: the sd_notify relay (notify.h) */
+  struct brig_state_file st;
+};
+
+/* True when the config has hooks the init must wait for (prestart,
+ * createRuntime, createContainer, startContainer). */
+bool create_has_hooks (const oci_hooks *h);
+
+/* Read the bundle's config.json and resolve the bundle and rootfs paths. */
+int create_load_bundle (struct create_ctx *c, brig_error *err);
+
+/* Everything that can be checked before touching the system; also builds
+ * the namespace plan, the egress policy and the seccomp program. */
+int create_validate_config (struct create_ctx *c, brig_error *err);
+
+/* run.brig.egress that the container's own empty network namespace holds
+ * without cgroup programs (see container_validate.c). */
+bool create_egress_held_by_netns (const struct create_ctx *c);
+
+/* run.brig.cgroup.shared: "true" or "false", anything else is refused. */
+int create_cgroup_shared (const oci_config *cfg, bool *shared, brig_error *err);
+
+#endif

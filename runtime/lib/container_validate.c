@@ -1,0 +1,274 @@
+/* `create` and `run`, the first half of the parent side: read the bundle
+ * and check everything that can be checked before anything exists, so a
+ * refused config leaves nothing behind (container_create.c makes it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "container_create.h"
+#include "lsm.h"
+#include "procattr.h"
+#include "process.h"
+#include "rootfs.h"
+#include "sysctl.h"
+#include "terminal.h"
+#include "utils.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+bool
+create_has_hooks (const oci_hooks *h)
+{
+  return h && (h->prestart_len || h->create_runtime_len || h->create_container_len
+               || h->start_container_len);
+}
+
+/* Read the bundle's config.json and resolve the paths. */
+int
+create_load_bundle (struct create_ctx *c, brig_error *err)
+{
+  char buf[PATH_MAX];
+  const char *b = c->o->bundle && *c->o->bundle ? c->o->bundle : ".";
+  _cleanup_close_ int bfd = -1;
+  oci_error perr = { NULL };
+  int r;
+
+  if (realpath (b, buf) == NULL)
+    return brig_error_errno (err, "bundle %s", b);
+  c->bundle = xstrdup (buf);
+  bfd = open (c->bundle, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (bfd < 0)
+    return brig_error_errno (err, "bundle %s", c->bundle);
+  r = brig_read_file_at (bfd, "config.json", &c->config_buf, &c->config_len, err);
+  if (r < 0)
+    return brig_error_wrap (err, "bundle %s", c->bundle);
+  c->cfg = oci_config_parse_data (c->config_buf, c->config_len, "config.json", &perr);
+  if (c->cfg == NULL)
+    {
+      r = brig_error_set (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
+      free (perr.msg);
+      return r;
+    }
+  if (c->cfg->root == NULL || c->cfg->root->path == NULL || *c->cfg->root->path == '\0')
+    return brig_error_set (err, EINVAL, "config.json: root.path is required");
+  {
+    _cleanup_free_ char *p = c->cfg->root->path[0] == '/'
+      ? xstrdup (c->cfg->root->path)
+      : xasprintf ("%s/%s", c->bundle, c->cfg->root->path);
+    struct stat st;
+    if (realpath (p, buf) == NULL)
+      return brig_error_errno (err, "config.json: root.path %s", p);
+    if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
+      return brig_error_set (err, ENOTDIR, "config.json: root.path %s", buf);
+    c->rootfs = xstrdup (buf);
+  }
+  return 0;
+}
+
+static int
+validate_rlimits (const oci_process *p, brig_error *err)
+{
+  for (size_t i = 0; i < p->rlimits_len; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp (p->rlimits[i].type, p->rlimits[j].type) == 0)
+        return brig_error_set (err, EINVAL, "process.rlimits: duplicate entry for %s",
+                               p->rlimits[i].type);
+  for (size_t i = 0; i < p->rlimits_len; i++)
+    if (p->rlimits[i].soft > p->rlimits[i].hard)
+      return brig_error_set (err, EINVAL, "process.rlimits[%zu] (%s): soft limit above hard limit",
+                             i, p->rlimits[i].type);
+  return 0;
+}
+
+static int
+validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      if (h[i].path == NULL || h[i].path[0] != '/')
+        return brig_error_set (err, EINVAL, "hooks.%s[%zu].path: must be an absolute path",
+                               kind, i);
+      if (h[i].has_timeout && h[i].timeout <= 0)
+        return brig_error_set (err, EINVAL, "hooks.%s[%zu].timeout: must be positive", kind, i);
+    }
+  return 0;
+}
+
+/* Whether the container's network namespace is not brig's own (so its
+ * loopback is its own). */
+static bool
+own_network_namespace (const struct brig_ns_plan *ns)
+{
+  struct stat a, b;
+  if (ns->new_flags & CLONE_NEWNET)
+    return true;
+  if (ns->join_fd[BRIG_NS_NET] < 0)
+    return false;
+  if (fstat (ns->join_fd[BRIG_NS_NET], &a) < 0 || stat ("/proc/self/ns/net", &b) < 0)
+    return false;
+  return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* run.brig.egress=none needs no program where the kernel already holds it:
+ * a network namespace brig makes has nothing but its loopback, and nothing
+ * the config runs before the process (netDevices, hooks that could wire it
+ * up) adds an interface. Used where no cgroup v2 directory can carry the
+ * programs (rootless, pure v1). */
+bool
+create_egress_held_by_netns (const struct create_ctx *c)
+{
+  const oci_config *cfg = c->cfg;
+  const oci_hooks *h = cfg->hooks;
+
+  return c->egress->mode == BRIG_EGRESS_NONE && (c->ns.new_flags & CLONE_NEWNET)
+         && c->ns.join_fd[BRIG_NS_NET] < 0
+         && !(cfg->linux && cfg->linux->net_devices_len > 0) && !create_has_hooks (h);
+}
+
+/* run.brig.egress: parse, resolve, and refuse what could bypass it. */
+static int
+validate_egress (struct create_ctx *c, brig_error *err)
+{
+  int r = brig_egress_parse (c->cfg->annotations, own_network_namespace (&c->ns), &c->egress,
+                             err);
+  if (r < 0)
+    return r;
+  return brig_egress_check_caps (c->cfg->process,
+                                 (c->ns.new_flags & CLONE_NEWUSER)
+                                 || c->ns.join_fd[BRIG_NS_USER] >= 0, err);
+}
+
+/* Everything that can be checked before touching the system. */
+int
+create_validate_config (struct create_ctx *c, brig_error *err)
+{
+  const oci_config *cfg = c->cfg;
+  const oci_process *p = cfg->process;
+  const oci_linux *lx = cfg->linux;
+  int r;
+
+  /* runtime-spec 1.3: process is optional at create; start then fails
+   * (container.c). run is create + start, so it fails at once. */
+  if (p == NULL && c->mode != MODE_CREATE)
+    return brig_error_set (err, EINVAL, "config.json: process is required to run a container");
+  if (p && (p->args == NULL || p->args_len == 0 || p->args[0] == NULL || *p->args[0] == '\0'))
+    return brig_error_set (err, EINVAL, "config.json: process.args must not be empty");
+  if (p && (p->cwd == NULL || p->cwd[0] != '/'))
+    return brig_error_set (err, EINVAL, "config.json: process.cwd \"%s\" must be an absolute path",
+                           p->cwd ? p->cwd : "");
+  if (p && (r = validate_rlimits (p, err)) < 0)
+    return r;
+  r = brig_ns_plan_build (lx, &c->ns, err);
+  if (r < 0)
+    return r;
+  /* Without a mount namespace of its own the container shares brig's: the
+   * rootfs is entered with chroot and nothing is mounted (rootfs.c), so a
+   * read-only root cannot be honoured. */
+  if (!(c->ns.new_flags & CLONE_NEWNS) && c->ns.join_fd[BRIG_NS_MNT] < 0)
+    {
+      if (cfg->root && cfg->root->readonly)
+        return brig_error_set (err, EINVAL, "root.readonly: needs a mount namespace "
+                               "(linux.namespaces has none)");
+      /* Restrictions brig cannot apply are refused, as runc does. */
+      if (lx && (lx->masked_paths_len || lx->readonly_paths_len))
+        return brig_error_set (err, EINVAL, "linux.%s: needs a mount namespace "
+                               "(linux.namespaces has none)",
+                               lx->masked_paths_len ? "maskedPaths" : "readonlyPaths");
+      /* The pty comes from the container's /dev/pts, which is not mounted. */
+      if (p && p->has_terminal && p->terminal)
+        return brig_error_set (err, EINVAL, "process.terminal: needs a mount namespace "
+                               "(linux.namespaces has none)");
+    }
+  if ((cfg->hostname && *cfg->hostname) || (cfg->domainname && *cfg->domainname))
+    if (!(c->ns.new_flags & CLONE_NEWUTS) && c->ns.join_fd[BRIG_NS_UTS] < 0)
+      return brig_error_set (err, EINVAL, "config.json: %s needs a uts namespace",
+                             cfg->hostname && *cfg->hostname ? "hostname" : "domainname");
+  r = brig_process_validate_hostname (cfg->hostname, cfg->domainname, err);
+  if (r < 0)
+    return r;
+  if (c->ns.new_flags & CLONE_NEWUSER)
+    {
+      if (lx->uid_mappings_len == 0 || lx->gid_mappings_len == 0)
+        return brig_error_set (err, EINVAL, "linux.uidMappings and linux.gidMappings are "
+                               "required with a new user namespace");
+    }
+  else if (lx && (lx->uid_mappings_len || lx->gid_mappings_len)
+           && c->ns.join_fd[BRIG_NS_USER] < 0)
+    return brig_error_set (err, EINVAL, "linux.uidMappings: a user namespace is required");
+  if (lx && lx->time_offsets_len && !(c->ns.new_flags & CLONE_NEWTIME))
+    return brig_error_set (err, EINVAL, "linux.timeOffsets: a new time namespace is required");
+  /* Values the kernel would take for the host's, or as "unchanged". */
+  if ((r = brig_sysctl_validate (cfg, &c->ns, err)) < 0
+      || (r = brig_process_validate_user (p ? p->user : NULL, err)) < 0
+      || (lx && (r = brig_ns_validate_id_maps (lx, err)) < 0))
+    return r;
+  if (cfg->hooks)
+    {
+      const oci_hooks *h = cfg->hooks;
+      if ((r = validate_hooks (h->prestart, h->prestart_len, "prestart", err)) < 0
+          || (r = validate_hooks (h->create_runtime, h->create_runtime_len, "createRuntime", err)) < 0
+          || (r = validate_hooks (h->create_container, h->create_container_len, "createContainer", err)) < 0
+          || (r = validate_hooks (h->start_container, h->start_container_len, "startContainer", err)) < 0
+          || (r = validate_hooks (h->poststart, h->poststart_len, "poststart", err)) < 0
+          || (r = validate_hooks (h->poststop, h->poststop_len, "poststop", err)) < 0)
+        return r;
+    }
+  r = brig_terminal_check_mode (p && p->has_terminal && p->terminal, c->mode != MODE_RUN,
+                                c->o->console_socket, err);
+  if (r < 0)
+    return r;
+  r = brig_process_check_fds (c->o->listen_fds, c->o->preserve_fds, err);
+  if (r < 0)
+    return r;
+  brig_caps_check (p ? p->capabilities : NULL);
+  r = brig_process_validate_env (p, err);
+  if (r < 0)
+    return r;
+  r = brig_procattr_validate (cfg, p, err);
+  if (r < 0)
+    return r;
+  r = brig_lsm_validate (cfg, p, err);
+  if (r < 0)
+    return r;
+  r = rootfs_validate (cfg, err);
+  if (r < 0)
+    return r;
+  r = brig_netdev_validate (lx, &c->ns, err);
+  if (r < 0)
+    return r;
+  if (brig_egress_requested (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+    return r;
+  if (lx && lx->seccomp)
+    {
+      _cleanup_free_ char *cache = brig_seccomp_cache_dir (c->ctx->state_root);
+      r = brig_seccomp_prepare (lx->seccomp, cache, &c->seccomp, err);
+      if (r < 0)
+        return brig_error_wrap (err, "linux.seccomp");
+    }
+  return 0;
+}
+
+int
+create_cgroup_shared (const oci_config *cfg, bool *shared, brig_error *err)
+{
+  const oci_map *a = cfg->annotations;
+  *shared = false;
+  for (size_t i = 0; a && i < a->len; i++)
+    if (strcmp (a->keys[i], BRIG_CGROUP_SHARED_ANNOTATION) == 0)
+      {
+        if (strcmp (a->values[i], "true") != 0 && strcmp (a->values[i], "false") != 0)
+          return brig_error_set (err, 0, "annotations." BRIG_CGROUP_SHARED_ANNOTATION
+                                 ": \"%s\" is not true or false", a->values[i]);
+        *shared = strcmp (a->values[i], "true") == 0;
+      }
+  return 0;
+}
+
