@@ -308,9 +308,13 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
     }
   if (c->status != BRIG_STATUS_STOPPED)
     {
-      /* A paused container's processes only die once thawed. */
+      /* A paused container's processes only die once thawed: each gets its
+       * SIGKILL while still frozen, so none runs again before it dies. */
       if (c->status == BRIG_STATUS_PAUSED && cg && !brig_cgroup_is_shared (cg))
-        brig_cgroup_freeze (cg, false, NULL);
+        {
+          brig_cgroup_kill_all (cg, SIGKILL, NULL);
+          brig_cgroup_freeze (cg, false, NULL);
+        }
       brig_container_signal (c, SIGKILL, NULL);
       if (!wait_exit (c, 10000))
         brig_warn ("container \"%s\": init did not exit after SIGKILL", id);

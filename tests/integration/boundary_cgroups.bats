@@ -339,3 +339,24 @@ freeze_test_cgroup() {
 		[ ! -d "$d" ] || { echo "$d left" >&2; false; }
 	done
 }
+
+@test "boundary: delete -f of a paused container kills it while frozen: it never runs again" {
+	requires command:pause command:exec
+	# An exec'd process counts as fast as it can into a file in the rootfs
+	# (the init only sleeps: a process other than the init dies only when
+	# the init's death reaches it). Once paused the count must never move
+	# again, not even while delete tears the container down: a thaw before
+	# the kill would let it run.
+	update_config '.process.args = ["sleep", "1000"]'
+	run_detached tick
+	brig exec -d tick sh -c 'i=0; while :; do i=$((i+1)); echo $i >/tmp/tick; done' </dev/null >/dev/null 2>&1
+	local i
+	for i in $(seq 50); do [ -s "$BUNDLE/rootfs/tmp/tick" ] && break; sleep 0.1; done
+	brig pause tick
+	local before
+	before="$(cat "$BUNDLE/rootfs/tmp/tick")"
+	brig delete --force tick
+	[ "$(cat "$BUNDLE/rootfs/tmp/tick")" = "$before" ]
+	! brig state tick >/dev/null 2>&1 || false
+	[ -z "$(existing_hier_dirs "$CGROUP_NAME")" ]
+}
