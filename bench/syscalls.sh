@@ -86,11 +86,11 @@ state_is() { rt_cmd "$1" state "$2" 2>/dev/null | jq -e --arg s "$3" '.status ==
 # lifecycle_calls VAR RT ID: create (traced in the background until its
 # container exits) + start + delete.
 lifecycle_calls() {
-	local __v="$1" rt="$2" id="$3" bg c s d n
+	local __v="$1" rt="$2" id="$3" bg c s d
 	strace -f -c -o "$WORK/strace-create.out" -- "${BIN[$rt]}" --root "$WORK/root-$rt" \
 		create --bundle "$WORK/bundle-$rt" "$id" </dev/null >/dev/null 2>>"$WORK/err" &
 	bg=$!
-	for n in $(seq 400); do
+	for _ in $(seq 400); do
 		state_is "$rt" "$id" created && break
 		kill -0 "$bg" 2>/dev/null || break
 		sleep 0.05
@@ -98,7 +98,7 @@ lifecycle_calls() {
 	strace_calls s rt_cmd "$rt" start "$id" || { wait "$bg" || true; return 1; }
 	wait "$bg" || return 1
 	c="$(calls_of "$WORK/strace-create.out")"
-	for n in $(seq 400); do state_is "$rt" "$id" stopped && break; sleep 0.05; done
+	for _ in $(seq 400); do state_is "$rt" "$id" stopped && break; sleep 0.05; done
 	strace_calls d rt_cmd "$rt" delete "$id" || return 1
 	printf -v "$__v" '%s' "$((c + s + d))"
 }
