@@ -125,68 +125,69 @@ brig_caps_prepare (const oci_capabilities *caps, brig_error *err)
   return 0;
 }
 
+/* The process's capability sets through capget/capset themselves: libcap's
+ * cap_get_proc and cap_set_proc each add a capget that probes the ABI
+ * version. The init is single-threaded, so one capset covers it. */
+struct proc_caps {
+  uint64_t eff, perm, inh;
+};
+
+static int
+get_proc (struct proc_caps *p, brig_error *err)
+{
+  struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct d[2];
+
+  memset (d, 0, sizeof d);
+  if (capget (&h, d) < 0)
+    return brig_error_errno (err, "get capabilities");
+  p->eff = d[0].effective | (uint64_t) d[1].effective << 32;
+  p->perm = d[0].permitted | (uint64_t) d[1].permitted << 32;
+  p->inh = d[0].inheritable | (uint64_t) d[1].inheritable << 32;
+  return 0;
+}
+
 static int
 set_proc (uint64_t eff, uint64_t perm, uint64_t inh, brig_error *err)
 {
-  cap_t c = cap_init ();
-  int last = brig_caps_last_cap ();
-  int r = 0;
+  struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct d[2];
+  uint64_t known = brig_caps_last_cap () >= 63 ? UINT64_MAX
+                   : (UINT64_C (1) << (brig_caps_last_cap () + 1)) - 1;
 
-  if (c == NULL)
-    return brig_error_errno (err, "cap_init");
-  for (int i = 0; i <= last; i++)
-    {
-      cap_value_t v = (cap_value_t) i;
-      if ((eff & (UINT64_C (1) << i)) && cap_set_flag (c, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0)
-        r = -1;
-      if ((perm & (UINT64_C (1) << i)) && cap_set_flag (c, CAP_PERMITTED, 1, &v, CAP_SET) < 0)
-        r = -1;
-      if ((inh & (UINT64_C (1) << i)) && cap_set_flag (c, CAP_INHERITABLE, 1, &v, CAP_SET) < 0)
-        r = -1;
-    }
-  if (r == 0 && cap_set_proc (c) < 0)
-    r = -1;
-  if (r < 0)
-    r = brig_error_errno (err, "set capabilities");
-  cap_free (c);
-  return r;
-}
-
-/* The permitted set the process holds now, as a mask. */
-static uint64_t
-current_permitted (void)
-{
-  cap_t c = cap_get_proc ();
-  int last = brig_caps_last_cap ();
-  uint64_t mask = 0;
-
-  if (c == NULL)
-    return 0;
-  for (int i = 0; i <= last; i++)
-    {
-      cap_flag_value_t v = CAP_CLEAR;
-      if (cap_get_flag (c, (cap_value_t) i, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
-        mask |= UINT64_C (1) << i;
-    }
-  cap_free (c);
-  return mask;
+  eff &= known;
+  perm &= known;
+  inh &= known;
+  d[0] = (struct __user_cap_data_struct) { (uint32_t) eff, (uint32_t) perm, (uint32_t) inh };
+  d[1] = (struct __user_cap_data_struct) { (uint32_t) (eff >> 32), (uint32_t) (perm >> 32),
+                                           (uint32_t) (inh >> 32) };
+  if (capset (&h, d) < 0)
+    return brig_error_errno (err, "set capabilities");
+  return 0;
 }
 
 int
 brig_caps_apply (const oci_capabilities *caps, brig_error *err)
 {
   struct cap_sets s;
-  uint64_t held;
+  struct proc_caps held = { 0, 0, 0 };
   int last = brig_caps_last_cap ();
   int r;
 
   parse_sets (caps, &s, false);
-  /* setresuid to a non-zero uid cleared the effective set; raise what is
-   * still permitted so CAP_SETPCAP can shape the inheritable set. */
-  held = current_permitted ();
-  r = set_proc (held, held, 0, err);
+  r = get_proc (&held, err);
   if (r < 0)
-    return brig_error_wrap (err, "restore capabilities after the uid change");
+    return r;
+  /* setresuid to a non-zero uid cleared the effective set; raise what is
+   * still permitted so CAP_SETPCAP can shape the inheritable set. A root
+   * process already holds that (effective equals permitted, nothing
+   * inheritable), and the call would change nothing the next one keeps. */
+  if (held.eff != held.perm || held.inh != 0)
+    {
+      r = set_proc (held.perm, held.perm, 0, err);
+      if (r < 0)
+        return brig_error_wrap (err, "restore capabilities after the uid change");
+    }
   r = set_proc (s.effective, s.permitted, s.inheritable, err);
   if (r < 0)
     return r;

@@ -63,6 +63,11 @@ bool brig_cgroup_is_shared (const brig_cgroup *cg);
  * hierarchy of the cgroup. */
 bool brig_cgroup_busy (brig_cgroup *cg);
 
+/* One rmdir per made cgroupfs directory and nothing else: true when every
+ * one is gone (the usual delete, the pid namespace died with the init);
+ * false when something is left (or another manager), for brig_cgroup_destroy. */
+bool brig_cgroup_try_remove (brig_cgroup *cg);
+
 /* Create the cgroup (all hierarchies) and apply resources. On failure
  * nothing is left behind. */
 int brig_cgroup_create (const struct brig_cgroup_config *cfg, brig_cgroup **out,

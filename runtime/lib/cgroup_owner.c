@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup_internal.h"
 #include "state.h"
@@ -271,4 +272,24 @@ brig_cgroup_busy (brig_cgroup *cg)
   if (cg->n_dirs == 0)
     return false;
   return brig_cgroup_own_pids (cg, &p, &n, NULL) < 0 || n > 0;
+}
+
+bool
+brig_cgroup_try_remove (brig_cgroup *cg)
+{
+  bool gone = true;
+  /* Only plain cgroupfs directories brig made: systemd units are stopped
+   * through the manager, and a directory brig found is not its to remove. */
+  if (cg->ops != &brig_cgroup_fs_ops || cg->shared)
+    return false;
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    {
+      if (!cg->dirs[i].made)
+        continue;
+      /* the kernel refuses (EBUSY, ENOTEMPTY) while a process or a child
+       * cgroup is left; those go through the full destroy */
+      if (rmdir (cg->dirs[i].path) < 0 && errno != ENOENT)
+        gone = false;
+    }
+  return gone;
 }

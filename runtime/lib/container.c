@@ -326,13 +326,19 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
        * kills the rest of its pid namespace) needs no freeze-kill-thaw.
        * Without a pid namespace of its own the container's other processes
        * outlive the init: every one, in any hierarchy, is killed and waited
-       * for. */
-      bool empty = !brig_cgroup_busy (cg);
-      r = brig_cgroup_destroy (cg, !empty, &e);
-      if (r < 0 && empty)
+       * for. The first try is one rmdir per hierarchy: the kernel refuses
+       * it while a process or a child cgroup is left, and then the full
+       * check runs on what remains. */
+      r = 0;
+      if (!brig_cgroup_try_remove (cg))
         {
-          brig_error_clear (&e);
-          r = brig_cgroup_destroy (cg, true, &e);
+          bool empty = !brig_cgroup_busy (cg);
+          r = brig_cgroup_destroy (cg, !empty, &e);
+          if (r < 0 && empty)
+            {
+              brig_error_clear (&e);
+              r = brig_cgroup_destroy (cg, true, &e);
+            }
         }
       if (r < 0)
         {

@@ -388,14 +388,21 @@ int
 brig_path_create_in_root (int rootfd, const char *path, enum brig_path_kind kind,
                           brig_error *err)
 {
-  _cleanup_free_ char *todo = NULL;
-  int fd;
-
-  fd = brig_path_open_in_root (rootfd, path, O_PATH);
+  int fd = brig_path_open_in_root (rootfd, path, O_PATH);
   if (fd >= 0)
     return fd;
   if (fd != -ENOENT)
     return brig_error_set (err, -fd, "open %s in the rootfs", path);
+  return brig_path_create_absent_in_root (rootfd, path, kind, err);
+}
+
+int
+brig_path_create_absent_in_root (int rootfd, const char *path, enum brig_path_kind kind,
+                                 brig_error *err)
+{
+  _cleanup_free_ char *todo = NULL;
+  int fd;
+
   fd = create_leaf (rootfd, path, kind, err);
   if (fd != RESTART)
     return fd;

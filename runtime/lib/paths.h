@@ -39,6 +39,11 @@ int brig_path_open_in_root_walk (int rootfd, const char *path, int flags);
 int brig_path_create_in_root (int rootfd, const char *path, enum brig_path_kind kind,
                               brig_error *err);
 
+/* brig_path_create_in_root for a caller that has just seen the path
+ * missing (brig_path_open_in_root gave -ENOENT): skips that first lookup. */
+int brig_path_create_absent_in_root (int rootfd, const char *path, enum brig_path_kind kind,
+                                     brig_error *err);
+
 /* Clean a container path: collapse "//", "/./", drop a trailing "/", and
  * make it absolute ("" and relative paths are taken from "/"). ".." is kept
  * for the kernel to resolve inside the root. Returns a malloc'd string. */

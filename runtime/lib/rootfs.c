@@ -529,7 +529,9 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
   else
     target = brig_path_open_in_root (c->rootfd, dest, O_PATH);
   existed = target >= 0;
-  if (!existed)
+  if (target == -ENOENT)
+    target = brig_path_create_absent_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
+  else if (!existed)
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
