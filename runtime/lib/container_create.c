@@ -95,6 +95,11 @@ fill_state (struct create_ctx *c)
     }
   if (c->egress)
     c->st.egress = brig_egress_state (c->egress, brig_cgroup_unified_dir (c->cg));
+  if (c->ephemeral.mode != BRIG_EPHEMERAL_OFF)
+    {
+      _cleanup_free_ char *dir = xasprintf ("%s/%s", c->ctx->state_root, c->o->id);
+      c->st.ephemeral = brig_ephemeral_state (&c->ephemeral, dir);
+    }
 }
 
 /* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
@@ -242,6 +247,21 @@ leave_child_namespaces (struct ns_for_children *s)
       }
 }
 
+/* The host id container root has (the disk layer's owner): its user
+ * namespace's mapping of 0, else 0. */
+static uint32_t
+root_host_id (const oci_config *cfg, bool uid)
+{
+  const oci_linux *l = cfg->linux;
+  const oci_id_mapping *m = l ? (uid ? l->uid_mappings : l->gid_mappings) : NULL;
+  size_t n = l ? (uid ? l->uid_mappings_len : l->gid_mappings_len) : 0;
+
+  for (size_t i = 0; i < n; i++)
+    if (m[i].container_id == 0 && m[i].size > 0)
+      return m[i].host_id;
+  return 0;
+}
+
 /* Clone the init and drive it until it is READY. */
 static int
 spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
@@ -249,7 +269,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   struct brig_init_args a = {
     .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1 },
-    .seccomp = c->seccomp,
+    .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_fd = c->ephemeral_fd,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
@@ -541,6 +561,8 @@ create_ctx_free (struct create_ctx *c)
     close (c->pidfd);
   if (c->dirfd >= 0)
     close (c->dirfd);
+  if (c->ephemeral_fd >= 0)
+    close (c->ephemeral_fd);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
@@ -606,6 +628,10 @@ create_common (struct create_ctx *c, brig_error *err)
 
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
+    return r;
+  if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK
+      && (r = brig_ephemeral_make_disk (c->dirfd, root_host_id (c->cfg, true),
+                                        root_host_id (c->cfg, false), &c->ephemeral_fd, err)) < 0)
     return r;
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p)
     {
@@ -697,7 +723,7 @@ create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
   c->ctx = ctx;
   c->o = o;
   c->mode = mode;
-  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = -1;
+  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = c->ephemeral_fd = -1;
   c->notify.fd = c->notify.host_fd = -1;
   for (int i = 0; i < BRIG_NS_COUNT; i++)
     c->ns.join_fd[i] = -1;
