@@ -269,7 +269,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   struct brig_init_args a = {
     .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1 },
-    .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_fd = c->ephemeral_fd,
+    .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
@@ -561,8 +561,7 @@ create_ctx_free (struct create_ctx *c)
     close (c->pidfd);
   if (c->dirfd >= 0)
     close (c->dirfd);
-  if (c->ephemeral_fd >= 0)
-    close (c->ephemeral_fd);
+  free (c->ephemeral_dir);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
@@ -629,10 +628,18 @@ create_common (struct create_ctx *c, brig_error *err)
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
     return r;
-  if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK
-      && (r = brig_ephemeral_make_disk (c->dirfd, root_host_id (c->cfg, true),
-                                        root_host_id (c->cfg, false), &c->ephemeral_fd, err)) < 0)
-    return r;
+  if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK)
+    {
+      r = brig_ephemeral_make_disk (c->dirfd, root_host_id (c->cfg, true),
+                                    root_host_id (c->cfg, false), err);
+      if (r < 0)
+        return r;
+      /* absolute: the init opens it by path, in its own mount namespace */
+      _cleanup_free_ char *root = realpath (c->ctx->state_root, NULL);
+      if (root == NULL)
+        return brig_error_errno (err, "state root %s", c->ctx->state_root);
+      c->ephemeral_dir = xasprintf ("%s/%s/" BRIG_EPHEMERAL_DIR, root, c->o->id);
+    }
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p)
     {
       /* run binds the socket before the process can send; create leaves
@@ -723,7 +730,7 @@ create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
   c->ctx = ctx;
   c->o = o;
   c->mode = mode;
-  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = c->ephemeral_fd = -1;
+  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = -1;
   c->notify.fd = c->notify.host_fd = -1;
   for (int i = 0; i < BRIG_NS_COUNT; i++)
     c->ns.join_fd[i] = -1;

@@ -45,7 +45,7 @@ struct create_ctx {
   brig_netdevs *netdevs;    /* linux.netDevices moved in */
   brig_egress_policy *egress; /* run.brig.egress, NULL without */
   struct brig_ephemeral ephemeral; /* run.brig.rootfs.ephemeral */
-  int ephemeral_fd;         /* O_PATH fd of the disk layer, or -1 */
+  char *ephemeral_dir;      /* the disk layer's directory, or NULL */
   struct brig_notify notify;/* run: the sd_notify relay (notify.h) */
   struct brig_state_file st;
 };

@@ -36,7 +36,7 @@ struct brig_init_args {
   brig_seccomp *seccomp;
   bool seccomp_early;
   const struct brig_ephemeral *ephemeral; /* run.brig.rootfs.ephemeral */
-  int ephemeral_fd;            /* its disk layer (O_PATH), or -1 */
+  const char *ephemeral_dir;   /* its disk layer's directory, or NULL */
 };
 
 struct brig_container;

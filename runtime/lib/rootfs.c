@@ -714,7 +714,7 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     {
       /* The overlay is the new root's mount, as the self-bind would be;
        * every config mount below lands on top of it. */
-      r = brig_ephemeral_mount (c.rootfs, opts->ephemeral, opts->ephemeral_fd, opts->userns, err);
+      r = brig_ephemeral_mount (c.rootfs, opts->ephemeral, opts->ephemeral_dir, opts->userns, err);
       if (r < 0)
         goto out;
     }

@@ -36,9 +36,9 @@ struct brig_rootfs_opts {
   void *barrier_arg;
   /* NULL, or run.brig.rootfs.ephemeral: the rootfs is an overlay over
    * root.path instead of its self-bind (sandbox/ephemeral.h); its disk
-   * layer's fd, or -1. */
+   * layer's directory, or NULL. */
   const struct brig_ephemeral *ephemeral;
-  int ephemeral_fd;
+  const char *ephemeral_dir;
 };
 
 /* Check root, mounts (destinations, options, idmap requirements),

@@ -53,10 +53,10 @@ parse_size (const char *s, uint64_t *out)
 }
 
 static bool
-has_mount_namespace (const oci_config *cfg)
+has_namespace (const oci_config *cfg, const char *type)
 {
   for (size_t i = 0; cfg->linux && i < cfg->linux->namespaces_len; i++)
-    if (cfg->linux->namespaces[i].type && strcmp (cfg->linux->namespaces[i].type, "mount") == 0)
+    if (cfg->linux->namespaces[i].type && strcmp (cfg->linux->namespaces[i].type, type) == 0)
       return true;
   return false;
 }
@@ -96,11 +96,18 @@ brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_erro
                                "4096 bytes (bytes or a k, m or g suffix) or \"disk\"",
                                BRIG_EPHEMERAL_SIZE_KEY, size);
     }
-  if (!has_mount_namespace (cfg))
+  if (!has_namespace (cfg, "mount"))
     return brig_error_set (err, EINVAL, "annotation %s: needs a mount namespace in "
                            "linux.namespaces (the layer lives in it)", BRIG_EPHEMERAL_KEY);
   /* A read-only root would never write the layer: asking for both is a
    * mistake in the config, not something to guess about. */
+  /* The init opens the disk layer by path inside its mount namespace; as
+   * container root of a user namespace it cannot traverse the state root. */
+  if (e->mode == BRIG_EPHEMERAL_DISK && has_namespace (cfg, "user"))
+    return brig_error_set (err, EINVAL, "annotation %s=disk: not supported with a user "
+                           "namespace (the layer's directory is under the state root, which "
+                           "container root cannot reach): use the tmpfs layer",
+                           BRIG_EPHEMERAL_SIZE_KEY);
   if (cfg->root && cfg->root->readonly)
     return brig_error_set (err, EINVAL, "annotation %s: root.readonly is true, so the layer "
                            "would never be written: set root.readonly to false (the bundle's "
@@ -109,7 +116,7 @@ brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_erro
 }
 
 int
-brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, int *fd, brig_error *err)
+brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, brig_error *err)
 {
   static const char *const sub[] = { BRIG_EPHEMERAL_DIR "/upper", BRIG_EPHEMERAL_DIR "/work" };
 
@@ -119,9 +126,6 @@ brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, int *fd, brig_error *
     if (mkdirat (dirfd, sub[i], 0755) < 0
         || fchownat (dirfd, sub[i], uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
       return brig_error_errno (err, "create the ephemeral layer directory %s", sub[i]);
-  *fd = openat (dirfd, BRIG_EPHEMERAL_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (*fd < 0)
-    return brig_error_errno (err, "open the ephemeral layer directory");
   return 0;
 }
 
@@ -142,7 +146,7 @@ make_upper_like (int layer, const struct stat *lower, bool tmpfs, brig_error *er
 }
 
 int
-brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, int disk_fd,
+brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
                       bool userns, brig_error *err)
 {
   _cleanup_close_ int lower = -1, layer = -1;
@@ -167,10 +171,12 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, int di
         return brig_error_errno (err, "mount the ephemeral layer's tmpfs");
       layer = open (rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
+  else if (disk_dir == NULL)
+    return brig_error_set (err, EINVAL, "the ephemeral disk layer has no directory");
   else
-    layer = fcntl (disk_fd, F_DUPFD_CLOEXEC, 0);
+    layer = open (disk_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (layer < 0)
-    return brig_error_errno (err, "open the ephemeral layer");
+    return brig_error_errno (err, "open the ephemeral layer %s", disk_dir ? disk_dir : "tmpfs");
   r = make_upper_like (layer, &st, e->mode == BRIG_EPHEMERAL_TMPFS, err);
   if (r < 0)
     return r;

@@ -36,15 +36,17 @@ int brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_
 
 /* In the parent, for the disk layer: make STATE/ephemeral/{upper,work}
  * under the state directory dirfd, owned by uid:gid (container root on
- * the host), and return an O_PATH fd of STATE/ephemeral in *fd. */
-int brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, int *fd, brig_error *err);
+ * the host). */
+int brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, brig_error *err);
 
 /* In the init, inside the container's mount namespace and before any
  * config mount: mount the overlay over rootfs (the absolute host path of
  * root.path), its lower layer the bundle's rootfs and its upper layer a
- * fresh tmpfs (disk_fd < 0) or disk_fd's upper/work. userns: the init runs
- * in a new user namespace (user.* xattrs, kernel >= 5.11). */
-int brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, int disk_fd,
+ * fresh tmpfs or disk_dir's upper/work (disk_dir is opened here: overlayfs
+ * takes only layers mounted in the caller's mount namespace, not an fd
+ * from the parent's). userns: the init runs in a new user namespace
+ * (user.* xattrs, kernel >= 5.11). */
+int brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
                           bool userns, brig_error *err);
 
 /* Remove the disk layer STATE/ephemeral under dirfd, never following a
