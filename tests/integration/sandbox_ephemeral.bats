@@ -239,8 +239,36 @@ host_mounts() {
 	d="$(mktemp -d /tmp/brig-test-ephspec.XXXXXX)"
 	"$BRIG" spec --sandbox --ephemeral --bundle "$d"
 	run jq -r '.annotations["run.brig.rootfs.ephemeral"], .root.readonly' "$d/config.json"
-	rm -rf "$d"
 	[ "${lines[0]}" = "true" ]
 	[ "${lines[1]}" = "false" ]
+	# The layer stands in for the read-only root in the sandbox profile.
+	run brig check --bundle "$d" --profile sandbox --fail-on info --format json
+	rm -rf "$d"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq '.findings | length' <<<"$output")" -eq 0 ]
+	run "$BRIG" spec --ephemeral --bundle /nonexistent
+	[ "$status" -ne 0 ]
+	assert_contains "$output" "--ephemeral needs --sandbox"
 	assert_no_leftovers
+}
+
+@test "ephemeral: spec --sandbox --ephemeral runs: root writable inside, bundle unchanged" {
+	local before after
+	# container root is host uid 1879048192 (spec --sandbox's default)
+	chown -R 1879048192:1879048192 "$BUNDLE/rootfs"
+	before="$(manifest)"
+	rm "$BUNDLE/config.json"
+	brig spec --sandbox --ephemeral --bundle "$BUNDLE"
+	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME\" |
+		.process.args = [\"sh\", \"-c\", \"echo x >/rootfs-write && rm /bin/true && grep ' / / ' /proc/self/mountinfo && echo sandbox-wrote\"]"
+	run brig run sbe
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "overlay"
+	assert_contains "$output" "sandbox-wrote"
+	after="$(manifest)"
+	[ "$before" = "$after" ]
+	# (the seccomp filter cache of the state root stays, as for any run)
+	assert_no_leftovers sbe
 }
