@@ -7,7 +7,8 @@
 # delete leaves no mount, directory or layer; bad annotation values and
 # root.readonly=true are refused by name with nothing left; config mounts
 # (a tmpfs /tmp, a bind) and masked/readonly paths still land on top; a
-# user-namespace container; brig state, brig features and spec --ephemeral.
+# user-namespace container; brig state, brig features and spec --ephemeral;
+# restore refuses it.
 # Covers any cgroup mode (nothing here depends on the cgroup layout).
 
 load helpers
@@ -271,4 +272,17 @@ host_mounts() {
 	[ "$before" = "$after" ]
 	# (the seccomp filter cache of the state root stays, as for any run)
 	assert_no_leftovers sbe
+}
+
+@test "ephemeral: restore refuses the layer by name (criu would write the bundle)" {
+	update_config '.process.terminal = false'
+	local img
+	img="$BUNDLE/img"
+	mkdir "$img"
+	run brig restore --image-path "$img" rst
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "run.brig.rootfs.ephemeral: not supported by restore"
+	[ ! -e "$img/restore.log" ]
+	assert_no_leftovers rst
 }
