@@ -247,21 +247,6 @@ leave_child_namespaces (struct ns_for_children *s)
       }
 }
 
-/* The host id container root has (the disk layer's owner): its user
- * namespace's mapping of 0, else 0. */
-static uint32_t
-root_host_id (const oci_config *cfg, bool uid)
-{
-  const oci_linux *l = cfg->linux;
-  const oci_id_mapping *m = l ? (uid ? l->uid_mappings : l->gid_mappings) : NULL;
-  size_t n = l ? (uid ? l->uid_mappings_len : l->gid_mappings_len) : 0;
-
-  for (size_t i = 0; i < n; i++)
-    if (m[i].container_id == 0 && m[i].size > 0)
-      return m[i].host_id;
-  return 0;
-}
-
 /* Clone the init and drive it until it is READY. */
 static int
 spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
@@ -630,8 +615,7 @@ create_common (struct create_ctx *c, brig_error *err)
     return r;
   if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK)
     {
-      r = brig_ephemeral_make_disk (c->dirfd, root_host_id (c->cfg, true),
-                                    root_host_id (c->cfg, false), err);
+      r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);
       if (r < 0)
         return r;
       /* absolute: the init opens it by path, in its own mount namespace */

@@ -115,10 +115,27 @@ brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_erro
   return 0;
 }
 
+/* The host id container root has: its user namespace's mapping of 0,
+ * else 0. */
+static uint32_t
+root_host_id (const oci_config *cfg, bool uid)
+{
+  const oci_linux *l = cfg->linux;
+  const oci_id_mapping *m = l ? (uid ? l->uid_mappings : l->gid_mappings) : NULL;
+  size_t n = l ? (uid ? l->uid_mappings_len : l->gid_mappings_len) : 0;
+
+  for (size_t i = 0; i < n; i++)
+    if (m[i].container_id == 0 && m[i].size > 0)
+      return m[i].host_id;
+  return 0;
+}
+
 int
-brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, brig_error *err)
+brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
 {
   static const char *const sub[] = { BRIG_EPHEMERAL_DIR "/upper", BRIG_EPHEMERAL_DIR "/work" };
+  uid_t uid = root_host_id (cfg, true);
+  gid_t gid = root_host_id (cfg, false);
 
   if (mkdirat (dirfd, BRIG_EPHEMERAL_DIR, 0700) < 0)
     return brig_error_errno (err, "create the ephemeral layer directory");

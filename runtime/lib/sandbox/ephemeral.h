@@ -35,9 +35,8 @@ struct brig_ephemeral {
 int brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_error *err);
 
 /* In the parent, for the disk layer: make STATE/ephemeral/{upper,work}
- * under the state directory dirfd, owned by uid:gid (container root on
- * the host). */
-int brig_ephemeral_make_disk (int dirfd, uid_t uid, gid_t gid, brig_error *err);
+ * under the state directory dirfd, owned by cfg's container root. */
+int brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err);
 
 /* In the init, inside the container's mount namespace and before any
  * config mount: mount the overlay over rootfs (the absolute host path of
