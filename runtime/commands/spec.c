@@ -14,7 +14,7 @@
 static void
 spec_usage (void)
 {
-  printf ("Usage: brig spec [--bundle DIR] [--rootless] [--hardened | --sandbox [--userns-base N]]\n"
+  printf ("Usage: brig spec [--bundle DIR] [--rootless] [--hardened | --sandbox [--userns-base N] [--ephemeral]]\n"
           "\n"
           "Write a default config.json into the bundle directory (default: the current\n"
           "directory). An existing config.json is never overwritten.\n"
@@ -25,7 +25,9 @@ spec_usage (void)
           "  --sandbox         a config for untrusted code with no finding under\n"
           "                    brig check's sandbox profile (see docs/sandbox.md)\n"
           "  --userns-base N   with --sandbox: host uid/gid of container root (default\n"
-          "                    1879048192, 65536 ids); rootless maps root to your own uid\n");
+          "                    1879048192, 65536 ids); rootless maps root to your own uid\n"
+          "  --ephemeral       with --sandbox: a writable root seen through a tmpfs overlay\n"
+          "                    (run.brig.rootfs.ephemeral); the bundle is never written\n");
 }
 
 int
@@ -37,6 +39,7 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
     { "hardened", no_argument, NULL, 'H' },
     { "sandbox", no_argument, NULL, 'S' },
     { "userns-base", required_argument, NULL, 'U' },
+    { "ephemeral", no_argument, NULL, 'E' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -57,6 +60,7 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
       case 'r': so.rootless = true; break;
       case 'H': so.hardened = true; break;
       case 'S': so.sandbox = true; break;
+      case 'E': so.ephemeral = true; break;
       case 'U':
         {
           char *end;
@@ -78,6 +82,8 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
     return cli_usage_error ("spec", "--sandbox already holds --hardened's seccomp profile: give one");
   if (so.userns_base && !so.sandbox)
     return cli_usage_error ("spec", "--userns-base needs --sandbox");
+  if (so.ephemeral && !so.sandbox)
+    return cli_usage_error ("spec", "--ephemeral needs --sandbox");
 
   if (brig_spec_default (&so, &cfg, &err) < 0)
     return cli_fail (&err);

@@ -95,6 +95,11 @@ fill_state (struct create_ctx *c)
     }
   if (c->egress)
     c->st.egress = brig_egress_state (c->egress, brig_cgroup_unified_dir (c->cg));
+  if (c->ephemeral.mode != BRIG_EPHEMERAL_OFF)
+    {
+      _cleanup_free_ char *dir = xasprintf ("%s/%s", c->ctx->state_root, c->o->id);
+      c->st.ephemeral = brig_ephemeral_state (&c->ephemeral, dir);
+    }
 }
 
 /* Close what the caller leaked to brig beyond stdio and --preserve-fds (fds
@@ -249,7 +254,7 @@ spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *er
   struct brig_init_args a = {
     .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1 },
-    .seccomp = c->seccomp,
+    .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
@@ -541,6 +546,7 @@ create_ctx_free (struct create_ctx *c)
     close (c->pidfd);
   if (c->dirfd >= 0)
     close (c->dirfd);
+  free (c->ephemeral_dir);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
@@ -607,6 +613,17 @@ create_common (struct create_ctx *c, brig_error *err)
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
     return r;
+  if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK)
+    {
+      r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);
+      if (r < 0)
+        return r;
+      /* absolute: the init opens it by path, in its own mount namespace */
+      _cleanup_free_ char *root = realpath (c->ctx->state_root, NULL);
+      if (root == NULL)
+        return brig_error_errno (err, "state root %s", c->ctx->state_root);
+      c->ephemeral_dir = xasprintf ("%s/%s/" BRIG_EPHEMERAL_DIR, root, c->o->id);
+    }
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p)
     {
       /* run binds the socket before the process can send; create leaves

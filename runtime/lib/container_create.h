@@ -17,6 +17,7 @@
 #include "notify.h"
 #include "ocispec.h"
 #include "sandbox/egress.h"
+#include "sandbox/ephemeral.h"
 #include "seccomp.h"
 #include "state.h"
 
@@ -43,6 +44,8 @@ struct create_ctx {
   int pidfd;                /* of the init */
   brig_netdevs *netdevs;    /* linux.netDevices moved in */
   brig_egress_policy *egress; /* run.brig.egress, NULL without */
+  struct brig_ephemeral ephemeral; /* run.brig.rootfs.ephemeral */
+  char *ephemeral_dir;      /* the disk layer's directory, or NULL */
   struct brig_notify notify;/* run: the sd_notify relay (notify.h) */
   struct brig_state_file st;
 };

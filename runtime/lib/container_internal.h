@@ -35,6 +35,8 @@ struct brig_init_args {
                                   and waits for GO only at the cgroup barrier */
   brig_seccomp *seccomp;
   bool seccomp_early;
+  const struct brig_ephemeral *ephemeral; /* run.brig.rootfs.ephemeral */
+  const char *ephemeral_dir;   /* its disk layer's directory, or NULL */
 };
 
 struct brig_container;

@@ -246,6 +246,9 @@ create_validate_config (struct create_ctx *c, brig_error *err)
     return r;
   if (brig_egress_requested (cfg->annotations) && (r = validate_egress (c, err)) < 0)
     return r;
+  r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
+  if (r < 0)
+    return r;
   if (lx && lx->seccomp)
     {
       _cleanup_free_ char *cache = brig_seccomp_cache_dir (c->ctx->state_root);

@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "criu.h"
 #include "sandbox/egress.h"
+#include "sandbox/ephemeral.h"
 #include "log.h"
 #include "ocispec.h"
 #include "sandbox/check.h"
@@ -514,6 +515,13 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
   /* criu's restored sockets would start outside any policy: fail closed */
   if (brig_egress_requested (b->cfg->annotations))
     return brig_error_set (err, EOPNOTSUPP, BRIG_EGRESS_KEY ": not supported by restore");
+  /* criu would restore onto the bundle's rootfs itself, which the layer
+   * promises never to write: fail closed */
+  {
+    const char *eph = oci_map_get (b->cfg->annotations, BRIG_EPHEMERAL_KEY);
+    if (eph && strcmp (eph, "false") != 0)
+      return brig_error_set (err, EOPNOTSUPP, BRIG_EPHEMERAL_KEY ": not supported by restore");
+  }
   cgc = (struct brig_cgroup_config) {
     .id = o->id,
     .cgroups_path = b->cfg->linux ? b->cfg->linux->cgroups_path : NULL,

@@ -11,6 +11,7 @@
 #include "seccomp.h"
 #include "mounts.h"
 #include "sandbox/egress.h"
+#include "sandbox/ephemeral.h"
 #include "utils.h"
 
 static char **
@@ -75,6 +76,8 @@ brig_features_build (oci_features **out, brig_error *err)
   oci_map_set (&f->annotations, BRIG_EGRESS_KEY, "none|public|allowlist");
   oci_map_set (&f->annotations, BRIG_EGRESS_ALLOW_KEY, "CIDR[:port],hostname[:port],...");
   oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
+  oci_map_set (&f->annotations, BRIG_EPHEMERAL_KEY, "true|false");
+  oci_map_set (&f->annotations, BRIG_EPHEMERAL_SIZE_KEY, "BYTES[k|m|g]|disk");
 
   l->namespaces = strv_new (namespaces, BRIG_ARRAY_SIZE (namespaces), &l->namespaces_len);
   l->capabilities = brig_caps_known (&l->capabilities_len);

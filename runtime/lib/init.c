@@ -260,7 +260,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
                                  .console_fd = -1, .bundle = a->bundle,
                                  .cgroup_barrier = await_placement, .barrier_arg = s,
-                                 .open_source = a->new_userns ? request_mount_source : NULL };
+                                 .open_source = a->new_userns ? request_mount_source : NULL,
+                                 .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir };
   int r;
 
   r = setup_namespaces (s, err);

@@ -712,7 +712,15 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     }
   if ((prop & MS_SHARED || !(prop & MS_REC)) && (r = make_parent_private (c.rootfs, err)) < 0)
     goto out;
-  if (mount (c.rootfs, c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+  if (opts && opts->ephemeral && opts->ephemeral->mode != BRIG_EPHEMERAL_OFF)
+    {
+      /* The overlay is the new root's mount, as the self-bind would be;
+       * every config mount below lands on top of it. */
+      r = brig_ephemeral_mount (c.rootfs, opts->ephemeral, opts->ephemeral_dir, opts->userns, err);
+      if (r < 0)
+        goto out;
+    }
+  else if (mount (c.rootfs, c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     {
       r = brig_error_errno (err, "bind mount the rootfs %s", c.rootfs);
       goto out;

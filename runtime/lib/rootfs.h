@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "ocispec.h"
+#include "sandbox/ephemeral.h"
 #include "sync.h"
 
 struct brig_rootfs_opts {
@@ -33,6 +34,11 @@ struct brig_rootfs_opts {
    * more than once. */
   int (*cgroup_barrier) (void *arg, brig_error *err);
   void *barrier_arg;
+  /* NULL, or run.brig.rootfs.ephemeral: the rootfs is an overlay over
+   * root.path instead of its self-bind (sandbox/ephemeral.h); its disk
+   * layer's directory, or NULL. */
+  const struct brig_ephemeral *ephemeral;
+  const char *ephemeral_dir;
 };
 
 /* Check root, mounts (destinations, options, idmap requirements),

@@ -13,6 +13,7 @@ struct brig_spec_opts {
   bool hardened;   /* add brig's default seccomp profile */
   bool sandbox;    /* the config for untrusted code (sandbox/spec_sandbox.h) */
   uint32_t userns_base; /* sandbox: host id of container root (0: default) */
+  bool ephemeral;  /* sandbox: run.brig.rootfs.ephemeral=true, root writable */
 };
 
 /* Build the default config (as `runc spec` does, with brig's name). */

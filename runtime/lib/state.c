@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "sandbox/ephemeral.h"
 #include "state.h"
 #include "utils.h"
 
@@ -141,6 +142,8 @@ brig_state_file_clear (struct brig_state_file *st)
   free (st->freeze_file);
   if (st->egress)
     oci_free (&oci_egress_state_type, st->egress);
+  if (st->ephemeral)
+    oci_free (&oci_rootfs_state_type, st->ephemeral);
   if (st->annotations)
     {
       for (size_t i = 0; i < st->annotations->len; i++)
@@ -191,6 +194,7 @@ state_json (const struct brig_state_file *st, size_t *len)
     .start_hooks = st->start_hooks, .has_start_hooks = true,
     .no_process = st->no_process, .has_no_process = true,
     .egress = st->egress,
+    .ephemeral = st->ephemeral,
   };
 
   *len = 0;
@@ -268,6 +272,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->cgroup_path = brig_steal_ptr (s->cgroup_path);
   st->freeze_file = brig_steal_ptr (s->freeze_file);
   st->egress = brig_steal_ptr (s->egress);
+  st->ephemeral = brig_steal_ptr (s->ephemeral);
   st->pid = (pid_t) s->pid;
   st->pid_start_time = s->pid_start_time;
   st->systemd_cgroup = s->systemd_cgroup;
@@ -623,11 +628,14 @@ brig_container_oci_state (const brig_container *c, int status)
   s->owner = xstrdup (c->st.owner ? c->st.owner : "");
   if (c->st.annotations && c->st.annotations->len > 0)
     s->annotations = map_dup (c->st.annotations);
-  if (c->st.egress)
+  if (c->st.egress || c->st.ephemeral)
     {
       /* what the sandbox layer applied, beside runc's fields */
       s->brig = xmalloc0 (sizeof *s->brig);
-      s->brig->egress = oci_copy (&oci_egress_state_type, c->st.egress);
+      if (c->st.egress)
+        s->brig->egress = oci_copy (&oci_egress_state_type, c->st.egress);
+      if (c->st.ephemeral)
+        s->brig->rootfs = oci_copy (&oci_rootfs_state_type, c->st.ephemeral);
     }
   return s;
 }
@@ -725,6 +733,10 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   struct dirent *de;
   int fd;
 
+  /* The disk layer of run.brig.rootfs.ephemeral: a tree the tenant made. */
+  if ((fd = brig_ephemeral_discard (dirfd)) < 0)
+    return brig_error_set (err, -fd, "remove the ephemeral layer %s/%s/" BRIG_EPHEMERAL_DIR,
+                           ctx->state_root, id);
   fd = openat (dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (fd >= 0)
     d = fdopendir (fd);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "sandbox/check_internal.h"
+#include "sandbox/ephemeral.h"
 #include "utils.h"
 
 enum {
@@ -123,7 +124,8 @@ const struct brig_check_rule brig_check_rules[R_COUNT] = {
   [R_ROOTFS_WRITABLE] = { "rootfs-writable", BRIG_SEV_MEDIUM, R,
     "CIS 5.12; NIST 4.4.5",
     "untrusted code can change the image's programs and libraries and persist there",
-    "set root.readonly to true and mount a tmpfs where writes are needed" },
+    "set root.readonly to true and mount a tmpfs where writes are needed, or annotate "
+    "run.brig.rootfs.ephemeral=true" },
   [R_NO_MEMORY_LIMIT] = { "no-memory-limit", BRIG_SEV_MEDIUM, R,
     "CIS 5.10; NIST 4.4.4",
     "the container can take all of the host's memory",
@@ -614,13 +616,23 @@ rule_sysctl (const oci_linux *l, struct brig_check_report *rep)
 
 /* ---- root, limits, egress ---- */
 
+static bool
+ephemeral_on (const oci_config *cfg)
+{
+  const char *v = oci_map_get (cfg->annotations, BRIG_EPHEMERAL_KEY);
+  return v && strcmp (v, "true") == 0;
+}
+
 static void
 rule_limits (const oci_config *cfg, struct brig_check_report *rep)
 {
   const oci_resources *r = cfg->linux ? cfg->linux->resources : NULL;
   const oci_cpu *cpu = r ? r->cpu : NULL;
 
-  if (!(cfg->root && cfg->root->has_readonly && cfg->root->readonly))
+  /* An ephemeral rootfs (sandbox/ephemeral.h) is writable but never
+   * writes the image: what the rule guards against cannot happen. */
+  if (!(cfg->root && cfg->root->has_readonly && cfg->root->readonly)
+      && !ephemeral_on (cfg))
     ADD (rep, R_ROOTFS_WRITABLE, RULE_SEV (R_ROOTFS_WRITABLE), xstrdup ("root.readonly"),
          "the root filesystem is writable");
   if (!(r && r->memory && r->memory->has_limit && r->memory->limit > 0))
