@@ -14,6 +14,7 @@
 # /sys/fs/cgroup/unified mount; they skip saying so).
 
 load helpers
+load confine_helpers
 
 setup() {
 	requires root command:run
@@ -30,15 +31,6 @@ teardown() {
 	fi
 	[ -n "${SPEC_DIR:-}" ] && rm -rf "$SPEC_DIR"
 	return 0
-}
-
-# set_args ARG...: the container's process.args (any characters).
-set_args() {
-	local a json='[]'
-	for a in "$@"; do
-		json="$(jq -c --arg a "$a" '. + [$a]' <<<"$json")"
-	done
-	update_config ".process.args = $json"
 }
 
 @test "dropin: a new network namespace has lo up, 127.0.0.1 works inside (#16 item 2)" {

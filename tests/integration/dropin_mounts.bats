@@ -35,20 +35,6 @@ teardown() {
 	return 0
 }
 
-# run_sh SCRIPT: run the container with `sh -c SCRIPT`; $status/$output.
-run_sh() {
-	local q
-	q="$(jq -Rn --arg s "$1" '$s')"
-	update_config ".process.args = [\"sh\", \"-c\", $q]"
-	run brig run "ctr$BATS_TEST_NUMBER"
-	echo "$output"
-}
-
-# add_mount JSON: append a mount entry to config.json.
-add_mount() {
-	update_config ".mounts += [$1]"
-}
-
 # bind DEST SOURCE OPTION...: a bind mount entry as JSON.
 bind() {
 	local dest="$1" src="$2" opts
