@@ -1,6 +1,7 @@
 /* The egress policy: parse the run.brig.egress annotations into prefix
- * rules, resolve hostnames (once, here, from /etc/hosts only: a static
- * binary has no NSS, and brig sends no DNS query the policy did not name),
+ * rules, resolve hostnames (once, here: /etc/hosts first, then brig's own
+ * DNS client, dns.c, since a static binary has no NSS; nothing is resolved
+ * when the policy names no hostname),
  * check that the process cannot bypass what the kernel enforces, and
  * describe the result for the state. The kernel side is egress_bpf.c. */
 #include <arpa/inet.h>
@@ -13,6 +14,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "dns.h"
 #include "egress.h"
 #include "utils.h"
 
@@ -159,7 +161,63 @@ valid_hostname (const char *s)
   return true;
 }
 
-/* Every address /etc/hosts gives name (case-insensitive), as rules. */
+/* An address a DNS answer must not pin: the host's loopback and
+ * unspecified ranges, the metadata endpoints and IPv4-mapped forms. An
+ * allow rule for one would beat the built-in deny, so only the operator
+ * may name them (as an address or in /etc/hosts), not whoever answers or
+ * spoofs a query. */
+static bool
+dns_forbidden (const struct brig_dns_addr *a)
+{
+  static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+  static const uint8_t zero[16] = { 0 };
+  char text[INET6_ADDRSTRLEN + 4];
+
+  if (a->family == AF_INET && (a->addr[0] == 127 || a->addr[0] == 0))
+    return true;
+  if (a->family == AF_INET6
+      && (memcmp (a->addr, mapped, 12) == 0 || memcmp (a->addr, zero, 15) == 0))
+    return true;
+  inet_ntop (a->family, a->addr, text, sizeof text);
+  strcat (text, a->family == AF_INET ? "/32" : "/128");
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (metadata); i++)
+    if (strcmp (text, metadata[i]) == 0)
+      return true;
+  return false;
+}
+
+/* A name /etc/hosts does not know: ask DNS (dns.c), as rules. */
+static int
+resolve_dns (brig_egress_policy *p, const char *name, uint16_t port, brig_error *err)
+{
+  struct brig_dns_addr a[BRIG_DNS_MAX_ADDRS];
+  _cleanup_free_ char *list = NULL;
+  size_t n;
+  int r;
+
+  r = brig_dns_resolve (name, a, &n, err);
+  if (r < 0)
+    return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY);
+  for (size_t i = 0; i < n; i++)
+    {
+      char text[INET6_ADDRSTRLEN], *old = list;
+      inet_ntop (a[i].family, a[i].addr, text, sizeof text);
+      if (dns_forbidden (&a[i]))
+        return brig_error_set (err, EPERM, BRIG_EGRESS_ALLOW_KEY ": host \"%s\" resolves "
+                               "through DNS to %s, which only an address or /etc/hosts may "
+                               "allow", name, text);
+      add_rule (p, a[i].family, a[i].addr, a[i].family == AF_INET ? 32 : 128, port, true,
+                BRIG_EGRESS_USER_ALLOW);
+      list = old ? xasprintf ("%s,%s", old, text) : xstrdup (text);
+      free (old);
+    }
+  if (oci_map_get (p->pinned, name) == NULL)
+    oci_map_set (&p->pinned, name, list);
+  return 0;
+}
+
+/* Every address /etc/hosts gives name (case-insensitive), as rules;
+ * a name it does not know goes to DNS ("hosts: files dns"). */
 static int
 resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_error *err)
 {
@@ -196,9 +254,7 @@ resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_erro
           }
     }
   if (found == 0)
-    return brig_error_set (err, ENOENT, BRIG_EGRESS_ALLOW_KEY ": host \"%s\" is not in "
-                           "/etc/hosts (brig resolves names only from /etc/hosts; give an "
-                           "address)", name);
+    return resolve_dns (p, name, port, err);
   if (oci_map_get (p->pinned, name) == NULL)
     oci_map_set (&p->pinned, name, list);
   return 0;

@@ -44,8 +44,8 @@ typedef struct brig_egress_policy {
 bool brig_egress_requested (const oci_map *annotations);
 
 /* Parse and check the run.brig.egress* annotations, resolving hostnames
- * from /etc/hosts; own_netns says whether loopback belongs to the
- * container. Errors name the annotation. */
+ * from /etc/hosts, then DNS (dns.h); own_netns says whether loopback
+ * belongs to the container. Errors name the annotation. */
 int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
                        brig_error *err);
 
