@@ -6,6 +6,13 @@
 #             public ones work, the container's own loopback works
 #   allowlist only the named CIDR:port and hostnames (pinned at create from
 #             /etc/hosts, shown by `brig state`) work
+#   hostnames /etc/hosts does not know are asked of the nameserver in
+#             /etc/resolv.conf (a python3 responder on 10.203.0.1:53 in the
+#             outside namespace; brig runs in the inside one with both
+#             files bind-mounted in a private mount namespace): pinned,
+#             CNAMEs followed inside the answer only, /etc/hosts wins,
+#             NXDOMAIN / silence / a metadata answer fail create by name,
+#             an answer with a wrong id is ignored
 #   none      nothing leaves but loopback
 #   no annotation: nothing changes
 #   root in the container cannot detach the programs; capabilities that
@@ -71,7 +78,9 @@ teardown() {
 	teardown_bundle
 	[ -n "${NS_IN:-}" ] && ip netns del "$NS_IN" 2>/dev/null
 	[ -n "${NS_OUT:-}" ] && ip netns del "$NS_OUT" 2>/dev/null
+	[ -n "${DNS_PID:-}" ] && kill "$DNS_PID" 2>/dev/null
 	[ -n "${HOSTS_DIR:-}" ] && rm -rf "$HOSTS_DIR"
+	[ -n "${DNS_DIR:-}" ] && rm -rf "$DNS_DIR"
 	return 0
 }
 
@@ -302,4 +311,150 @@ in_hosts_ns() {
 	jq -e '.annotations["run.brig.egress"]' <<<"$output"
 	jq -e '.annotations["run.brig.egress.allow"]' <<<"$output"
 	jq -e '.annotations["run.brig.egress.deny"]' <<<"$output"
+}
+
+# A DNS responder for the tests below (UDP, one question per datagram):
+#   dns.test    A 192.0.2.10, no AAAA
+#   hosts.test  A 10.77.0.5, AAAA 2001:db8::10 (/etc/hosts says 192.0.2.10)
+#   alias.test  CNAME real.test; real.test AAAA 2001:db8::10; the A answer
+#               carries an out-of-chain other.test A 10.77.0.5
+#   spoof.test  first an answer with a wrong id (A 10.77.0.5), then the
+#               right one (A 192.0.2.10)
+#   meta.test   A 169.254.169.254
+#   silent.test never answered; anything else NXDOMAIN
+# Each question is logged as "name type".
+DNS_PY='
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+open(sys.argv[3], "w").close()
+A, CNAME, AAAA = 1, 5, 28
+def enc(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\0"
+def rr(o, t, d): return enc(o) + struct.pack(">HHIH", t, 1, 60, len(d)) + d
+v4 = lambda a: socket.inet_pton(socket.AF_INET, a)
+v6 = lambda a: socket.inet_pton(socket.AF_INET6, a)
+zone = {
+    ("dns.test", A): [rr("dns.test", A, v4("192.0.2.10"))],
+    ("hosts.test", A): [rr("hosts.test", A, v4("10.77.0.5"))],
+    ("hosts.test", AAAA): [rr("hosts.test", AAAA, v6("2001:db8::10"))],
+    ("alias.test", A): [rr("alias.test", CNAME, enc("real.test")), rr("other.test", A, v4("10.77.0.5"))],
+    ("alias.test", AAAA): [rr("alias.test", CNAME, enc("real.test")), rr("real.test", AAAA, v6("2001:db8::10"))],
+    ("spoof.test", A): [rr("spoof.test", A, v4("192.0.2.10"))],
+    ("meta.test", A): [rr("meta.test", A, v4("169.254.169.254"))],
+}
+known = {n for n, _ in zone} | {"real.test"}
+while True:
+    q, peer = s.recvfrom(1500)
+    o, labels = 12, []
+    while q[o]:
+        labels.append(q[o + 1:o + 1 + q[o]].decode()); o += 1 + q[o]
+    name = ".".join(labels).lower()
+    qtype = struct.unpack(">H", q[o + 1:o + 3])[0]
+    with open(sys.argv[2], "a") as f:
+        f.write("%s %d\n" % (name, qtype))
+    if name == "silent.test":
+        continue
+    def reply(i, ans):
+        return struct.pack(">HHHHHH", i, 0x8180 | (0 if name in known else 3), 1, len(ans), 0, 0) + q[12:o + 5] + b"".join(ans)
+    qid = struct.unpack(">H", q[:2])[0]
+    if name == "spoof.test":
+        s.sendto(reply(qid ^ 0x5a5a, [rr("spoof.test", A, v4("10.77.0.5"))] if qtype == A else []), peer)
+    s.sendto(reply(qid, zone.get((name, qtype), [])), peer)
+'
+
+# start_dns: the responder on 10.203.0.1:53 in the outside namespace.
+start_dns() {
+	DNS_DIR="$(test_tmpdir dns)"
+	printf '%s' "$DNS_PY" >"$DNS_DIR/dns.py"
+	printf 'nameserver 10.203.0.1\noptions timeout:2 attempts:1\n' >"$DNS_DIR/resolv.conf"
+	printf '127.0.0.1 localhost\n192.0.2.10 hosts.test\n' >"$DNS_DIR/hosts"
+	: >"$DNS_DIR/queries"
+	ip netns exec "$NS_OUT" python3 "$DNS_DIR/dns.py" 10.203.0.1 "$DNS_DIR/queries" \
+		"$DNS_DIR/ready" >/dev/null 2>&1 &
+	DNS_PID=$!
+	local i
+	for i in $(seq 50); do
+		[ -e "$DNS_DIR/ready" ] && return 0
+		sleep 0.1
+	done
+	echo "DNS responder did not start"
+	return 1
+}
+
+# in_dns_ns CMD: run CMD (a shell string) in the inside network namespace
+# (nsenter keeps the host's /sys and cgroup mounts, which ip netns exec
+# would replace) and a private mount namespace whose /etc/hosts and
+# /etc/resolv.conf are the test's.
+in_dns_ns() {
+	unshare -m --propagation private nsenter --net="/var/run/netns/$NS_IN" sh -c \
+		"mount --bind '$DNS_DIR/hosts' /etc/hosts &&
+		 mount --bind '$DNS_DIR/resolv.conf' /etc/resolv.conf && $1"
+}
+
+@test "egress: a hostname only in DNS is pinned and allowed, CNAMEs followed; /etc/hosts wins" {
+	start_dns
+	set_egress allowlist 'dns.test:80, hosts.test:80, alias.test:80'
+	set_args sleep 60
+	in_dns_ns "timeout 60 '$RUNTIME' --root '$ROOT' create eg-dns >/dev/null 2>&1 </dev/null"
+	run brig state eg-dns
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.brig.egress.pinned["dns.test"]' <<<"$output")" = "192.0.2.10" ]
+	[ "$(jq -r '.brig.egress.pinned["alias.test"]' <<<"$output")" = "2001:db8::10" ]
+	# /etc/hosts first: its address only, and DNS was not asked
+	[ "$(jq -r '.brig.egress.pinned["hosts.test"]' <<<"$output")" = "192.0.2.10" ]
+	cat "$DNS_DIR/queries"
+	! grep -q '^hosts.test' "$DNS_DIR/queries" || false
+	grep -qx 'dns.test 1' "$DNS_DIR/queries"
+	grep -qx 'dns.test 28' "$DNS_DIR/queries"
+	# the CNAME target was read from the answer, not asked separately
+	! grep -qE '^(real|other).test' "$DNS_DIR/queries" || false
+	run brig exec eg-dns sh -c 'p() { printf "%s " "$*"; net_probe "$@"; }
+		p tcp 192.0.2.10 80; p tcp 2001:db8::10 80; p tcp 192.0.2.10 81
+		p tcp 10.77.0.5 80; p tcp 169.254.169.254 80'
+	echo "$output"
+	expect "tcp 192.0.2.10 80" ok
+	expect "tcp 2001:db8::10 80" ok
+	expect "tcp 192.0.2.10 81" EPERM
+	# reachable, but only DNS records brig did not trust named it
+	expect "tcp 10.77.0.5 80" EPERM
+	expect "tcp 169.254.169.254 80" EPERM
+	brig delete -f eg-dns
+}
+
+@test "egress: a DNS answer with a wrong id is ignored" {
+	start_dns
+	set_egress allowlist 'spoof.test:80'
+	set_args sleep 60
+	in_dns_ns "timeout 60 '$RUNTIME' --root '$ROOT' create eg-spoof >/dev/null 2>&1 </dev/null"
+	run brig state eg-spoof
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.brig.egress.pinned["spoof.test"]' <<<"$output")" = "192.0.2.10" ]
+	jq -e '.brig.egress.allow | index("10.77.0.5/32:80") | not' <<<"$output"
+	brig delete -f eg-spoof
+}
+
+@test "egress: NXDOMAIN, a silent nameserver and a metadata answer fail create by name, in time" {
+	start_dns
+	set_args true
+	local name want t0 t1
+	for name in nx.test silent.test meta.test; do
+		case "$name" in
+		nx.test) want='host "nx.test" does not exist (nameserver 10.203.0.1: NXDOMAIN)' ;;
+		silent.test) want='host "silent.test": no usable answer from nameserver 10.203.0.1' ;;
+		meta.test) want='host "meta.test" resolves through DNS to 169.254.169.254' ;;
+		esac
+		update_config ".annotations = {\"run.brig.egress\": \"allowlist\", \"run.brig.egress.allow\": \"$name:443\"}"
+		t0=$(date +%s%N)
+		run in_dns_ns "timeout 60 '$RUNTIME' --root '$ROOT' run eg-fail </dev/null"
+		t1=$(date +%s%N)
+		echo "$name -> $status: $output ($(((t1 - t0) / 1000000)) ms)"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"run.brig.egress.allow: $want"* ]]
+		# one server, timeout:2, attempts:1
+		[ $(((t1 - t0) / 1000000)) -lt 5000 ]
+		assert_no_leftovers
+	done
+	grep -qx 'silent.test 1' "$DNS_DIR/queries"
 }
