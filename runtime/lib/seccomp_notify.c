@@ -114,22 +114,6 @@ brig_seccomp_await_process (int sock, const oci_seccomp *s, brig_error *err)
   return 0;
 }
 
-static void
-json_string (FILE *f, const char *s)
-{
-  fputc ('"', f);
-  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-    {
-      if (*p == '"' || *p == '\\')
-        fprintf (f, "\\%c", *p);
-      else if (*p < 0x20)
-        fprintf (f, "\\u%04x", *p);
-      else
-        fputc (*p, f);
-    }
-  fputc ('"', f);
-}
-
 static char *
 process_state_json (const oci_seccomp *s, pid_t pid, const char *state_json, size_t *len)
 {
@@ -143,7 +127,7 @@ process_state_json (const oci_seccomp *s, pid_t pid, const char *state_json, siz
   if (s->listener_metadata != NULL)
     {
       fputs ("\"metadata\":", f);
-      json_string (f, s->listener_metadata);
+      brig_json_write_string (f, s->listener_metadata);
       fputc (',', f);
     }
   fprintf (f, "\"state\":%s}", state_json);

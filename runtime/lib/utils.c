@@ -226,3 +226,19 @@ brig_passwd_field (uid_t uid, int field)
     }
   return NULL;
 }
+
+void
+brig_json_write_string (FILE *f, const char *s)
+{
+  fputc ('"', f);
+  for (const unsigned char *p = (const unsigned char *) s; p && *p; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        fprintf (f, "\\%c", *p);
+      else if (*p < 0x20)
+        fprintf (f, "\\u%04x", *p);
+      else
+        fputc (*p, f);
+    }
+  fputc ('"', f);
+}

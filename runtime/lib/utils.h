@@ -20,6 +20,9 @@ void brig_closedirp (DIR **d);
 void brig_strv_free (char **v);
 void brig_strv_freep (char ***v);
 
+/* Write s to f as a JSON string, quotes included ("" for NULL). */
+void brig_json_write_string (FILE *f, const char *s);
+
 #define _cleanup_free_ __attribute__ ((cleanup (brig_freep)))
 #define _cleanup_close_ __attribute__ ((cleanup (brig_closep)))
 #define _cleanup_fclose_ __attribute__ ((cleanup (brig_fclosep)))

@@ -161,23 +161,6 @@ brig_check_report_text (const struct brig_check_report *rep)
 }
 
 /* s as a JSON string, quotes included. */
-static void
-json_str (FILE *f, const char *s)
-{
-  fputc ('"', f);
-  for (; s && *s; s++)
-    {
-      unsigned char c = (unsigned char) *s;
-      if (c == '"' || c == '\\')
-        fprintf (f, "\\%c", c);
-      else if (c < 0x20)
-        fprintf (f, "\\u%04x", c);
-      else
-        fputc (c, f);
-    }
-  fputc ('"', f);
-}
-
 char *
 brig_check_report_json (const struct brig_check_report *rep, const char *config)
 {
@@ -189,7 +172,7 @@ brig_check_report_json (const struct brig_check_report *rep, const char *config)
     return NULL;
   fputs ("{\"config\":", f);
   if (config)
-    json_str (f, config);
+    brig_json_write_string (f, config);
   else
     fputs ("null", f);
   fprintf (f, ",\"profile\":\"%s\",\"failOn\":\"%s\",\"pass\":%s,\"counts\":{",
@@ -203,15 +186,15 @@ brig_check_report_json (const struct brig_check_report *rep, const char *config)
       const struct brig_finding *x = &rep->findings[i];
       fprintf (f, "%s{\"rule\":\"%s\",\"severity\":\"%s\",\"path\":", i ? "," : "", x->rule->id,
                severity_names[x->severity]);
-      json_str (f, x->path);
+      brig_json_write_string (f, x->path);
       fputs (",\"message\":", f);
-      json_str (f, x->message);
+      brig_json_write_string (f, x->message);
       fputs (",\"why\":", f);
-      json_str (f, x->rule->why);
+      brig_json_write_string (f, x->rule->why);
       fputs (",\"fix\":", f);
-      json_str (f, x->rule->fix);
+      brig_json_write_string (f, x->rule->fix);
       fputs (",\"source\":", f);
-      json_str (f, x->rule->source);
+      brig_json_write_string (f, x->rule->source);
       fputc ('}', f);
     }
   fputs ("]}\n", f);
@@ -238,11 +221,11 @@ brig_check_rules_json (void)
       const struct brig_check_rule *r = &brig_check_rules[i];
       fprintf (f, "%s{\"id\":\"%s\",\"severity\":\"%s\",\"profile\":\"%s\",\"source\":",
                i ? "," : "", r->id, severity_names[r->severity], profile_names[r->profile]);
-      json_str (f, r->source);
+      brig_json_write_string (f, r->source);
       fputs (",\"why\":", f);
-      json_str (f, r->why);
+      brig_json_write_string (f, r->why);
       fputs (",\"fix\":", f);
-      json_str (f, r->fix);
+      brig_json_write_string (f, r->fix);
       fputc ('}', f);
     }
   fputs ("]\n", f);
