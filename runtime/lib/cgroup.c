@@ -68,6 +68,15 @@ normalise (const char *in, char **out, brig_error *err)
   char *res = xmalloc0 (strlen (in) + 2), *save = NULL, *tok;
   size_t n = 0;
 
+  /* A control character has no business in a cgroup name, and a newline
+   * would forge lines of the cgroup record (cgroup_owner.c). */
+  for (const unsigned char *c = (const unsigned char *) in; *c; c++)
+    if (*c < 0x20 || *c == 0x7f)
+      {
+        free (res);
+        return brig_error_set (err, 0, "linux.cgroupsPath: control character 0x%02x is not "
+                               "allowed", *c);
+      }
   for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
     {
       if (strcmp (tok, ".") == 0)

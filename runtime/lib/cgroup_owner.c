@@ -173,9 +173,18 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
   *out = NULL;
   for (line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     if ((v = line_value (line, "manager")))
-      manager = v;
+      {
+        /* one of each: a record with two was not written by brig */
+        if (manager)
+          return brig_error_set (err, EINVAL, "the cgroup record names two managers");
+        manager = v;
+      }
     else if ((v = line_value (line, "path")))
-      path = v;
+      {
+        if (path)
+          return brig_error_set (err, EINVAL, "the cgroup record names two paths");
+        path = v;
+      }
   if (manager == NULL)
     return brig_error_set (err, EINVAL, "the cgroup record names no manager");
   r = brig_cgroup_load (manager, path, &cg, err);

@@ -78,6 +78,11 @@ brig_cgroup_systemd_names (const char *cgroups_path, const char *id, char **slic
   if (strchr (name, '/') || strchr (prefix, '/') || strcmp (name, "..") == 0)
     return brig_error_set (err, 0, "linux.cgroupsPath \"%s\": '/' is not allowed here",
                            cgroups_path);
+  /* a newline would forge lines of the cgroup record (cgroup_owner.c) */
+  for (const unsigned char *c = (const unsigned char *) cgroups_path; cgroups_path && *c; c++)
+    if (*c < 0x20 || *c == 0x7f)
+      return brig_error_set (err, 0, "linux.cgroupsPath: control character 0x%02x is not "
+                             "allowed", *c);
   r = brig_cgroup_systemd_slice_path (slice, &slice_path, err);
   if (r < 0)
     return brig_error_wrap (err, "linux.cgroupsPath \"%s\"", cgroups_path ? cgroups_path : "");

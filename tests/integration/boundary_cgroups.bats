@@ -359,3 +359,19 @@ assert_frozen_refused() {
 	! brig state tick >/dev/null 2>&1 || false
 	[ -z "$(existing_hier_dirs "$CGROUP_NAME")" ]
 }
+
+@test "boundary: a cgroupsPath with a newline cannot forge the cgroup record; it is refused" {
+	# The forged lines would name a cgroup of the test's own as made by brig,
+	# so that delete would kill its process and remove it.
+	local victim="/$TEST_CGROUP_PARENT/$CGROUP_NAME-victim" d
+	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME/x\\npath $victim\\nmade /sys/fs/cgroup/pids$victim\""
+	update_config '.process.args = ["sleep", "1000"]'
+	try_run forge
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.cgroupsPath: control character 0x0a"
+	[ ! -e "$ROOT/forge" ]
+	[ -z "$(test_pids)" ]
+	for d in /sys/fs/cgroup/*/"$TEST_CGROUP_PARENT"/*; do
+		case "$d" in *$'\n'*) echo "left: $d"; false ;; esac
+	done
+}
