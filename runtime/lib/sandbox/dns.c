@@ -382,7 +382,11 @@ brig_dns_resolve (const char *name, struct brig_dns_addr *out, size_t *n, brig_e
   for (int a = 0; a < c.attempts; a++)
     for (size_t i = 0; i < c.n; i++)
       {
-        enum verdict v = try_server (&c.s[i], qname, c.timeout_s * 1000, out, n);
+        enum verdict v;
+        /* each server's answer stands alone: nothing of one that failed
+         * half way (A answered, AAAA timed out) is kept */
+        *n = 0;
+        v = try_server (&c.s[i], qname, c.timeout_s * 1000, out, n);
         if (v == V_NXDOMAIN)
           return brig_error_set (err, ENOENT, "host \"%s\" does not exist (nameserver %s: "
                                  "NXDOMAIN)", name, c.s[i].text);
