@@ -138,12 +138,8 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err
   char **created;
   int r;
 
-  if (res)
-    {
-      r = brig_cgroup_resources_validate (cg, res, err);
-      if (r < 0)
-        return r;
-    }
+  /* res was validated at create (fs_create, the systemd manager's create),
+   * before anything was recorded or made */
   if (cg->dirs == NULL)
     brig_cgroup_fill_dirs (cg, host);
 

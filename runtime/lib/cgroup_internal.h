@@ -144,8 +144,8 @@ int brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *
 
 /* ---- the cgroupfs manager (cgroup_fs.c); the systemd one builds on it ---- */
 
-/* mkdir cg->path in every hierarchy and apply res (NULL: defaults only);
- * on failure removes what it created. */
+/* mkdir cg->path in every hierarchy and apply res (NULL: defaults only),
+ * which the caller has validated; on failure removes what it created. */
 int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err);
 int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
 int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
