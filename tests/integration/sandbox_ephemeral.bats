@@ -133,6 +133,19 @@ host_mounts() {
 	assert_no_leftovers
 }
 
+@test "ephemeral: the disk layer is refused on a memory file system state root (no cap there)" {
+	[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs here"
+	update_config '.annotations["run.brig.rootfs.ephemeral.size"] = "disk"'
+	set_args true
+	HOST_DIR="$(mktemp -d /dev/shm/brig-test-root.XXXXXX)"
+	run timeout 60 "$RUNTIME" --root "$HOST_DIR" run shmdisk
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "run.brig.rootfs.ephemeral.size=disk: the state root is on a memory file system"
+	[ ! -e "$HOST_DIR/shmdisk" ]
+	[ -z "$(host_mounts)" ]
+}
+
 @test "ephemeral: bad values and root.readonly=true are refused by name, nothing left" {
 	local v
 	for v in yes 1 TRUE ""; do

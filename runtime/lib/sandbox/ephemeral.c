@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "ephemeral.h"
@@ -136,7 +138,15 @@ brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
   static const char *const sub[] = { BRIG_EPHEMERAL_DIR "/upper", BRIG_EPHEMERAL_DIR "/work" };
   uid_t uid = root_host_id (cfg, true);
   gid_t gid = root_host_id (cfg, false);
+  struct statfs sf;
 
+  /* The disk layer has no cap of its own: on a memory filesystem (the
+   * default state root /run/brig is tmpfs) a tenant could fill the host's
+   * /run, which the tmpfs layer's size would have prevented. */
+  if (fstatfs (dirfd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+    return brig_error_set (err, EINVAL, "annotation " BRIG_EPHEMERAL_SIZE_KEY "=disk: the "
+                           "state root is on a memory file system (tmpfs), where the layer "
+                           "would have no size limit; give a size, or a --root on disk");
   if (mkdirat (dirfd, BRIG_EPHEMERAL_DIR, 0700) < 0)
     return brig_error_errno (err, "create the ephemeral layer directory");
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (sub); i++)
