@@ -350,7 +350,8 @@ try_server (const struct server *s, const char *name, int timeout_ms,
 }
 
 int
-brig_dns_resolve (const char *name, struct brig_dns_addr *out, size_t *n, brig_error *err)
+brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out, size_t *n,
+                  brig_error *err)
 {
   char qname[256];
   size_t len = strlen (name);
@@ -374,6 +375,8 @@ brig_dns_resolve (const char *name, struct brig_dns_addr *out, size_t *n, brig_e
   if (strcasecmp (qname, "invalid") == 0
       || (len > 8 && strcasecmp (qname + len - 8, ".invalid") == 0))
     return brig_error_set (err, ENOENT, "host \"%s\" does not exist (.invalid)", name);
+  if (*deadline == 0)
+    *deadline = now_ms () + BRIG_DNS_BUDGET_MS;
   if (read_conf (&c, err) < 0)
     return brig_error_wrap (err, "host \"%s\": not in /etc/hosts, and no nameserver", name);
   if (c.n == 0)
@@ -383,10 +386,17 @@ brig_dns_resolve (const char *name, struct brig_dns_addr *out, size_t *n, brig_e
     for (size_t i = 0; i < c.n; i++)
       {
         enum verdict v;
+        int64_t left = *deadline - now_ms ();
+        if (left <= 0)
+          return brig_error_set (err, ETIMEDOUT, "host \"%s\": the %d s that all of the "
+                                 "policy's DNS lookups may take are spent", name,
+                                 BRIG_DNS_BUDGET_MS / 1000);
         /* each server's answer stands alone: nothing of one that failed
          * half way (A answered, AAAA timed out) is kept */
         *n = 0;
-        v = try_server (&c.s[i], qname, c.timeout_s * 1000, out, n);
+        v = try_server (&c.s[i], qname, left < c.timeout_s * 1000 ? (int) left
+                                                                   : c.timeout_s * 1000,
+                        out, n);
         if (v == V_NXDOMAIN)
           return brig_error_set (err, ENOENT, "host \"%s\" does not exist (nameserver %s: "
                                  "NXDOMAIN)", name, c.s[i].text);

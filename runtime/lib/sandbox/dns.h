@@ -18,10 +18,15 @@ struct brig_dns_addr {
   uint8_t addr[16];  /* network order */
 };
 
+/* All lookups of one create share this many milliseconds. */
+#define BRIG_DNS_BUDGET_MS 10000
+
 /* Resolve name (as written: no search list) to its A and AAAA addresses,
- * following CNAMEs inside the answer only, with a bounded total time;
- * *n is at least 1 on success. Fails closed with a message naming name. */
-int brig_dns_resolve (const char *name, struct brig_dns_addr *out, size_t *n,
+ * following CNAMEs inside the answer only; *n is at least 1 on success.
+ * *deadline (CLOCK_MONOTONIC ms; 0: start a BRIG_DNS_BUDGET_MS budget now)
+ * bounds the time of every lookup that shares it. Fails closed with a
+ * message naming name. */
+int brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out, size_t *n,
                       brig_error *err);
 
 #endif

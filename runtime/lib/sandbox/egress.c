@@ -195,7 +195,7 @@ resolve_dns (brig_egress_policy *p, const char *name, uint16_t port, brig_error 
   size_t n;
   int r;
 
-  r = brig_dns_resolve (name, a, &n, err);
+  r = brig_dns_resolve (name, &p->dns_deadline, a, &n, err);
   if (r < 0)
     return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY);
   for (size_t i = 0; i < n; i++)

@@ -37,6 +37,8 @@ typedef struct brig_egress_policy {
   struct brig_egress_rule *rules;   /* as configured (IPv4 not yet mapped) */
   size_t n_rules;
   oci_map *pinned;                  /* hostname -> "addr,addr" resolved at create */
+  int64_t dns_deadline;             /* when every DNS lookup of the policy must end
+                                       (0: none made yet; dns.h) */
 } brig_egress_policy;
 
 /* True when annotations hold any run.brig.egress key (one pass, no
