@@ -229,10 +229,17 @@ int
 brig_ephemeral_discard (int dirfd)
 {
   int fd, depth = 0;
+  struct stat top;
 
   fd = openat (dirfd, BRIG_EPHEMERAL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT ? 0 : -errno;
+  if (fstat (fd, &top) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return -e;
+    }
   /* Depth-first with one directory open at a time: the tenant chose the
    * tree's depth, so neither recursion nor an fd per level. A directory
    * that is not empty is entered; an emptied one is left through "..". */
@@ -281,8 +288,17 @@ brig_ephemeral_discard (int dirfd)
         }
       else if (depth > 0)
         {
+          struct stat st;
           next = openat (fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
           depth--;
+          /* A tenant still running (one that escaped the kill) may move the
+           * directory being emptied higher up its tree: the count would
+           * then climb past the layer into the state root. Every way up
+           * passes the layer's top, where the walk is at depth 0 whatever
+           * it counted. */
+          if (next >= 0 && fstat (next, &st) == 0 && st.st_dev == top.st_dev
+              && st.st_ino == top.st_ino)
+            depth = 0;
         }
       else
         break;
