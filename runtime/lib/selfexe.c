@@ -28,8 +28,15 @@
 # define F_SEAL_EXEC 0x0020
 #endif
 
-/* The seals without which the copy could still change. */
-#define SELFEXE_SEALS_NEEDED (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
+#ifndef F_SEAL_FUTURE_WRITE
+# define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+/* The seals without which the copy could still change: its size, and its
+ * content (F_SEAL_WRITE, or F_SEAL_FUTURE_WRITE, which refuses every write
+ * and writable mapping from now on and is all that an fd reopened through
+ * /proc/PID/exe could try). */
+#define SELFEXE_SEALS_SIZE (F_SEAL_SHRINK | F_SEAL_GROW)
 
 extern char **environ;
 
@@ -37,7 +44,9 @@ static bool
 fd_is_sealed (int fd)
 {
   int seals = fcntl (fd, F_GET_SEALS);
-  return seals >= 0 && (seals & SELFEXE_SEALS_NEEDED) == SELFEXE_SEALS_NEEDED;
+  return seals >= 0 && (seals & SELFEXE_SEALS_SIZE) == SELFEXE_SEALS_SIZE
+         && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0
+         && (seals & F_SEAL_SEAL) != 0;
 }
 
 static int
@@ -114,10 +123,18 @@ sealed_copy (int src, off_t size, brig_error *err)
     }
   /* F_SEAL_EXEC (Linux 6.3) also fixes the mode; without it the content
    * is still immutable, which is what matters. */
-  if (fcntl (mfd, F_ADD_SEALS, F_SEAL_SEAL | SELFEXE_SEALS_NEEDED | F_SEAL_EXEC) < 0
-      && (errno != EINVAL
-          || fcntl (mfd, F_ADD_SEALS, F_SEAL_SEAL | SELFEXE_SEALS_NEEDED) < 0))
+  if (fcntl (mfd, F_ADD_SEALS, SELFEXE_SEALS_SIZE | F_SEAL_EXEC) < 0
+      && (errno != EINVAL || fcntl (mfd, F_ADD_SEALS, SELFEXE_SEALS_SIZE) < 0))
     return brig_error_errno (err, "seal the memfd copy of the binary");
+  /* F_SEAL_WRITE waits for every page to be unpinned, and a page just
+   * written on another CPU can stay in that CPU's LRU batch: EBUSY after
+   * ~0.4 s (seen once in a few thousand creates). F_SEAL_FUTURE_WRITE
+   * (Linux 5.1) does not wait and refuses the same writes. */
+  if (fcntl (mfd, F_ADD_SEALS, F_SEAL_WRITE) < 0
+      && (errno != EBUSY || fcntl (mfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) < 0))
+    return brig_error_errno (err, "seal the memfd copy of the binary against writes");
+  if (fcntl (mfd, F_ADD_SEALS, F_SEAL_SEAL) < 0)
+    return brig_error_errno (err, "seal the memfd copy's seals");
   if (!fd_is_sealed (mfd))
     return brig_error_set (err, EPERM, "the memfd copy of the binary did not keep its seals");
   return brig_steal_fd (mfd);
