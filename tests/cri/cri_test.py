@@ -66,14 +66,16 @@ class CRI:
     def __init__(self, sock):
         self.channel = grpc.insecure_channel("unix://" + sock)
 
-    def call(self, method, timeout=120, service="RuntimeService", **fields):
+    def call(self, method, deadline=120, service="RuntimeService", **fields):
+        """METHOD(FIELDS...) of SERVICE; DEADLINE seconds for the call (a
+        "timeout" in FIELDS is the request's own field)."""
         req = getattr(pb, method + "Request")(**fields)
         resp_cls = getattr(pb, method + "Response")
         fn = self.channel.unary_unary(
             "/runtime.v1.%s/%s" % (service, method),
             request_serializer=lambda m: m.SerializeToString(),
             response_deserializer=resp_cls.FromString)
-        return fn(req, timeout=timeout)
+        return fn(req, timeout=deadline)
 
 
 cri = None
@@ -242,7 +244,7 @@ def wait_state(cid, state, secs=30):
 
 
 def exec_sync(cid, cmd, timeout=30):
-    r = cri.call("ExecSync", container_id=cid, cmd=cmd, timeout=timeout, **{})
+    r = cri.call("ExecSync", deadline=timeout + 30, container_id=cid, cmd=cmd, timeout=timeout)
     return r.exit_code, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
 
 
@@ -274,7 +276,9 @@ def case_shared_namespaces(h, ctx):
     check(pod.ip.startswith("198.18.0."), "pod IP %r is not in the test range" % pod.ip)
     web = pod.container("web", ["sh", "-c", "echo %s-web > /www/index.html; echo via-shm > /dev/shm/%s; "
                                 "exec httpd -f -p 8080 -h /www" % (MARK, MARK)], memory=128 << 20)
-    cli = pod.container("cli", ["sleep", "3600"], memory=128 << 20)
+    # cli ends cleanly on SIGTERM, the stop signal (the delete case)
+    cli = pod.container("cli", ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.2; done"],
+                        memory=128 << 20)
     for cid in (web, cli):
         st = wait_state(cid, pb.CONTAINER_RUNNING, 10)
         check(st.state == pb.CONTAINER_RUNNING, "container %s is %s" % (st.metadata.name, st.state))
@@ -309,6 +313,18 @@ def case_exec_sync(h, ctx):
     check((code, out) == (7, "before\n"), "exit %d stdout %r, wanted 7" % (code, out))
     code, out, err = exec_sync(cli, ["false"])
     check(code == 1, "false: exit %d" % code)
+    # ExecSync's timeout: the call fails in time and the process is gone
+    t0 = time.time()
+    try:
+        code, out, err = exec_sync(cli, ["sleep", "37"], timeout=2)
+        got = "exit %d" % code
+    except grpc.RpcError as e:
+        got = e.details()
+    took = time.time() - t0
+    detail("ExecSync sleep 37 with timeout 2: %s after %.1fs" % (got, took))
+    check(took < 20, "ExecSync with timeout 2 took %.1fs" % took)
+    code, out, err = exec_sync(cli, ["ps", "-o", "args"])
+    check(code == 0 and "sleep 37" not in out, "the timed-out process is still there: %s" % out)
 
 
 def case_update_resources(h, ctx):
@@ -412,7 +428,8 @@ def case_egress(h, ctx):
         t0 = time.time()
         code, out = fetch(p, target.ip)
         took = time.time() - t0
-        detail("GET from %s:8080: exit %d in %.1fs: %s" % (target.ip, code, took, out.strip()))
+        detail("GET from %s:8080: exit %d in %.1fs: %s" % (target.ip, code, took,
+                                                          (out.strip().splitlines() or [""])[0]))
         if h == "brig":
             check(code != 0 and MARK not in out, "brig: the connection to %s went through" % target.ip)
             egress = runtime_state(h, p).get("brig", {}).get("egress")
@@ -454,20 +471,28 @@ def case_delete(h, ctx):
     leave nothing: no runtime state dir under the shim's --root, no
     cgroup, no mount, no process, no veth on the bridge"""
     pod = need_pod(ctx)
-    web = pod.containers["web"]
-    cri.call("StopContainer", container_id=web, timeout=10)
-    st = status(web)
-    check(st.state == pb.CONTAINER_EXITED, "web after StopContainer: state %d" % st.state)
-    detail("web stopped: exit %d reason %r" % (st.exit_code, st.reason))
-    cri.call("RemoveContainer", container_id=web)
-    del pod.containers["web"]
-    check(not os.path.exists(os.path.join(RUNTIMES[h][1], web)), "state dir of web left")
+    cli = pod.containers["cli"]
+    t0 = time.time()
+    cri.call("StopContainer", deadline=60, container_id=cli, timeout=20)
+    st = status(cli)
+    detail("cli stopped in %.1fs: exit %d reason %r" % (time.time() - t0, st.exit_code, st.reason))
+    check(st.state == pb.CONTAINER_EXITED, "cli after StopContainer: state %d" % st.state)
+    # the stop signal reached the container's process, which exited by itself
+    check((st.exit_code, st.reason) == (0, "Completed"),
+          "cli: exit %d reason %r, wanted 0 Completed (SIGTERM handled)" % (st.exit_code, st.reason))
+    cri.call("RemoveContainer", container_id=cli)
+    del pod.containers["cli"]
+    check(not os.path.exists(os.path.join(RUNTIMES[h][1], cli)), "state dir of cli left")
     listed = [c.metadata.name for c in
               cri.call("ListContainers", filter=pb.ContainerFilter(pod_sandbox_id=pod.id)).containers]
-    check(listed == ["cli"], "ListContainers after RemoveContainer: %s" % listed)
+    check(listed == ["web"], "ListContainers after RemoveContainer: %s" % listed)
+    # StopPodSandbox stops web, RemovePodSandbox removes it
     ctx.pop("pod")
     left = pod.remove()
     check(not left, "left behind: %s" % "; ".join(left))
+    # every pod of this handler is gone: nothing under the shim's --root
+    left = os.listdir(RUNTIMES[h][1]) if os.path.isdir(RUNTIMES[h][1]) else []
+    check(not left, "%s's state root still holds %s" % (h, left))
     veths = subprocess.run(["ip", "-o", "link", "show", "master", BRIDGE], capture_output=True,
                            text=True).stdout.strip()
     check(not veths, "veths left on %s: %s" % (BRIDGE, veths))
@@ -499,10 +524,10 @@ def cleanup():
     """Stop and remove every pod sandbox (run.sh's teardown)."""
     global cri
     cri = CRI(ENV["CRI_SOCK"])
-    for p in cri.call("ListPodSandbox", timeout=30).items:
+    for p in cri.call("ListPodSandbox", deadline=30).items:
         for m in ("StopPodSandbox", "RemovePodSandbox"):
             try:
-                cri.call(m, timeout=60, pod_sandbox_id=p.id)
+                cri.call(m, deadline=60, pod_sandbox_id=p.id)
             except grpc.RpcError as e:
                 print("%s %s: %s" % (m, p.id, e.details()))
 

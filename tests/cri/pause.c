@@ -6,7 +6,9 @@
  * its pid namespace) and exits 0 on SIGINT or SIGTERM. Linked statically:
  * the image has nothing but this file.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
