@@ -436,6 +436,9 @@ def case_egress(h, ctx):
             check(egress and egress.get("mode") == "none", "brig state: brig.egress %r" % egress)
             detail("brig state: brig.egress.mode=none, enforcement %s" % egress.get("enforcement"))
             check_pause_left_alone(h, pod, "egress")
+            with open(os.path.join(STATE, "io.containerd.runtime.v2.task", NS, p, "config.json")) as f:
+                mark = json.load(f).get("annotations", {}).get("io.kubernetes.cri.container-type")
+            check(mark == "container", "the probe's config carries container-type %r" % mark)
         else:
             check(code == 0 and MARK in out, "runc: no connection to %s (the control failed)" % target.ip)
             raise Note("runc ignores run.brig.egress: the connection to %s went through" % target.ip)
