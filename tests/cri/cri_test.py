@@ -545,6 +545,18 @@ def main():
     v = cri.call("Version", version="v1")
     print("ok - CRI Version: %s %s, runtime API %s" % (v.runtime_name, v.runtime_version,
                                                        v.runtime_api_version))
+    # the node is ready as a kubelet sees it: RuntimeReady and NetworkReady
+    # (the CRI plugin loads the CNI configuration in the background)
+    for _ in range(100):
+        conds = {c.type: c for c in cri.call("Status").status.conditions}
+        if all(c.status for c in conds.values()):
+            break
+        time.sleep(0.1)
+    bad = ["%s: %s %s" % (t, c.reason, c.message) for t, c in conds.items() if not c.status]
+    if bad or not conds:
+        print("not ok - CRI Status: %s" % ("; ".join(bad) or "no conditions"))
+        return 1
+    print("ok - CRI Status: %s" % ", ".join(sorted(conds)))
     # the CRI plugin sees the imported images
     for img in (TEST_IMAGE, ENV.get("CRI_PAUSE_IMAGE", "")):
         for _ in range(50):
