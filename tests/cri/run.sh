@@ -54,6 +54,20 @@ skip_all() {
 	exit 0
 }
 
+# daemon_pids: our containerd and its shims: the processes whose command
+# line names our temp dir (containerd's --config, the shims' -address) and
+# whose binary is containerd's (not, say, a grep for that name).
+daemon_pids() {
+	local f pid
+	grep -lF -- "$CRI_TMP/" /proc/[0-9]*/cmdline 2>/dev/null | while read -r f; do
+		pid="${f#/proc/}" pid="${pid%/cmdline}"
+		case "$(readlink "/proc/$pid/exe" 2>/dev/null)" in
+		*/containerd | */containerd-shim-runc-v2) echo "$pid" ;;
+		esac
+	done
+	return 0
+}
+
 # ---- prerequisites (skip, never fail, when the host lacks them) ----------
 if [ -z "${BRIG_CRI_INNER:-}" ]; then
 	[ "$(id -u)" -eq 0 ] || skip_all "the CRI suite needs root"
@@ -91,14 +105,7 @@ if [ -z "${BRIG_CRI_INNER:-}" ]; then
 	# shims and containerd by pid, the bridge, the cgroups, the temp dir.
 	outer_sweep() {
 		local pid d
-		if [ -f "$CRI_TMP/containerd.pid" ]; then
-			pid="$(cat "$CRI_TMP/containerd.pid")"
-			[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-		fi
-		for pid in $(grep -lF -- "$CRI_TMP/containerd.sock" /proc/[0-9]*/cmdline 2>/dev/null |
-			sed -n 's|^/proc/\([0-9]*\)/cmdline$|\1|p'); do
-			kill -KILL "$pid" 2>/dev/null
-		done
+		for pid in $(daemon_pids); do kill -KILL "$pid" 2>/dev/null; done
 		for d in /sys/fs/cgroup/*"$CRI_CGROUP_PARENT" /sys/fs/cgroup"$CRI_CGROUP_PARENT"; do
 			[ -d "$d" ] || continue
 			find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
@@ -142,7 +149,8 @@ teardown() {
 	if [ -n "$CONTAINERD_PID" ] && kill -0 "$CONTAINERD_PID" 2>/dev/null && [ -f "$T/gen/runtime_pb2.py" ]; then
 		# pods first, through CRI, so that CNI releases their addresses and
 		# veths and the shims delete their containers
-		timeout -k 5 90 "$PY" "$here/cri_test.py" --cleanup >>"$T/cleanup.log" 2>&1
+		# (short: run-tests.sh's timeout leaves 30 s after its TERM)
+		timeout -k 2 15 "$PY" "$here/cri_test.py" --cleanup >>"$T/cleanup.log" 2>&1
 	fi
 	if [ -n "$CONTAINERD_PID" ]; then
 		kill -TERM "$CONTAINERD_PID" 2>/dev/null
@@ -150,12 +158,8 @@ teardown() {
 		kill -KILL "$CONTAINERD_PID" 2>/dev/null
 		wait "$CONTAINERD_PID" 2>/dev/null
 	fi
-	# our shims: started by our containerd, named by our socket
-	for pid in $(grep -lF -- "$SOCK" /proc/[0-9]*/cmdline 2>/dev/null |
-		sed -n 's|^/proc/\([0-9]*\)/cmdline$|\1|p'); do
-		[[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == */containerd-shim-runc-v2 ]] &&
-			kill -KILL "$pid" 2>/dev/null
-	done
+	# our shims (and containerd, if it did not stop)
+	for pid in $(daemon_pids); do kill -KILL "$pid" 2>/dev/null; done
 	for p in /sys/fs/cgroup/*"$CRI_CGROUP_PARENT" /sys/fs/cgroup"$CRI_CGROUP_PARENT"; do
 		[ -d "$p" ] || continue
 		find "$p" -name freezer.state 2>/dev/null | while read -r f; do echo THAWED >"$f"; done
