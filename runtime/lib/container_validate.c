@@ -249,14 +249,14 @@ create_validate_config (struct create_ctx *c, brig_error *err)
    * passes them to every container of the pod), whose spec CRI makes with
    * a read-only root and the default capabilities: the policy is for the
    * pod's workload containers, each confined in its own cgroup, and the
-   * pause container runs the node's image, not the tenant's. Asked only
-   * when a sandbox-layer annotation is there (docs/sandbox.md). */
-  bool egress = brig_egress_requested (cfg->annotations);
-  bool pod_sandbox = (egress || oci_map_get (cfg->annotations, BRIG_EPHEMERAL_KEY) != NULL)
-                     && brig_pod_sandbox_container (cfg->annotations);
-  if (egress && !pod_sandbox && (r = validate_egress (c, err)) < 0)
+   * pause container runs the node's image, not the tenant's
+   * (docs/sandbox.md, "Pods through CRI"). Asked only when the annotation
+   * is there; brig_ephemeral_parse asks the same. */
+  if (brig_egress_requested (cfg->annotations) && !brig_pod_sandbox_container (cfg->annotations)
+      && (r = validate_egress (c, err)) < 0)
     return r;
-  if (!pod_sandbox && (r = brig_ephemeral_parse (cfg, &c->ephemeral, err)) < 0)
+  r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
+  if (r < 0)
     return r;
   if (lx && lx->seccomp)
     {
