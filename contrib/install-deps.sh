@@ -48,6 +48,10 @@ PACKAGES=(
 	# Engine tests (tests/engines): podman through conmon, containerd
 	# through containerd-shim-runc-v2 (ctr), skopeo to write the OCI archive
 	podman conmon containerd skopeo
+	# Kubernetes CRI suite (tests/cri): containerd's CRI plugin with Debian's
+	# CNI plugins (bridge, host-local, loopback), driven by a python gRPC
+	# client whose messages protoc compiles at test time
+	containernetworking-plugins python3-grpcio python3-protobuf protobuf-compiler
 )
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }

@@ -6,17 +6,18 @@
 #   BUILDDIR    the build tree, SRCDIR the source tree
 # Optional:
 #   SUITE_TIMEOUT  seconds per suite (default 1200; vm 2700, conformance and
-#                  engines 1800); a hung suite fails
+#                  engines 1800, cri 600); a hung suite fails
 #   TESTS          only run suites whose name matches this regex
 #                  (e.g. make check TESTS='lifecycle|errors')
 #   BATS_JOBS      run up to this many bats files at once (default 1)
-#   BRIG_TEST_ENGINES=0, BRIG_TEST_CONFORMANCE=0
-#                  skip the engine (podman, containerd) or the OCI
-#                  conformance suite (each prints one skip line saying so)
+#   BRIG_TEST_ENGINES=0, BRIG_TEST_CRI=0, BRIG_TEST_CONFORMANCE=0
+#                  skip the engine (podman, containerd), the Kubernetes CRI
+#                  (containerd's CRI plugin) or the OCI conformance suite
+#                  (each prints one skip line saying so)
 #
 # Suites: unit test programs, tests/fuzz/run.sh, tests/vm/run.sh,
 # tests/integration/*.bats (bats --tap), tests/engines/run.sh,
-# tests/conformance/run.sh. Each
+# tests/cri/run.sh, tests/conformance/run.sh. Each
 # prints TAP. The LAST line of output is always "N passed, M failed, K skipped";
 # the exit status is 1 when anything failed or a suite crashed or hung.
 set -u
@@ -137,6 +138,7 @@ suite_timeout() {
 	case "$1" in
 	vm) echo "${VM_SUITE_TIMEOUT:-2700}" ;;
 	conformance|engines) echo "${EXTERNAL_SUITE_TIMEOUT:-1800}" ;;
+	cri) echo "${CRI_SUITE_TIMEOUT:-600}" ;;
 	*) echo "$SUITE_TIMEOUT" ;;
 	esac
 }
@@ -223,9 +225,10 @@ done
 run_bats_files
 sweep_test_leftovers
 
-# The engine (podman, containerd) and OCI conformance suites always run
-# (each skips by itself when its tools are missing: see tests/engines and
-# tests/conformance/README.md); VAR=0 skips one, e.g. for a quick check.
+# The engine (podman, containerd), CRI and OCI conformance suites always
+# run (each skips by itself when its tools are missing: see tests/engines,
+# docs/engines.md "Testing" and tests/conformance/README.md); VAR=0 skips
+# one, e.g. for a quick check.
 external_suite() {
 	local name="$1" var="$2"
 	[ -f "$SRCDIR/tests/$name/run.sh" ] || return 0
@@ -239,6 +242,7 @@ external_suite() {
 	fi
 }
 external_suite engines BRIG_TEST_ENGINES
+external_suite cri BRIG_TEST_CRI
 external_suite conformance BRIG_TEST_CONFORMANCE
 
 echo

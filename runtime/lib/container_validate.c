@@ -16,6 +16,7 @@
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
+#include "sandbox/pod.h"
 #include "sysctl.h"
 #include "terminal.h"
 #include "utils.h"
@@ -244,7 +245,15 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
-  if (brig_egress_requested (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+  /* A Kubernetes pod's annotations reach its pause container too (CRI
+   * passes them to every container of the pod), whose spec CRI makes with
+   * a read-only root and the default capabilities: the policy is for the
+   * pod's workload containers, each confined in its own cgroup, and the
+   * pause container runs the node's image, not the tenant's
+   * (docs/sandbox.md, "Pods through CRI"). Asked only when the annotation
+   * is there; brig_ephemeral_parse asks the same. */
+  if (brig_egress_requested (cfg->annotations) && !brig_pod_sandbox_container (cfg->annotations)
+      && (r = validate_egress (c, err)) < 0)
     return r;
   r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
   if (r < 0)

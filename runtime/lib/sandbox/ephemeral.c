@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ephemeral.h"
+#include "pod.h"
 #include "utils.h"
 
 /* "123", "64k", "256m", "2g" (powers of 1024, either case) to bytes. */
@@ -80,6 +81,10 @@ brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_erro
   if (strcmp (on, "true") != 0)
     return brig_error_set (err, EINVAL, "annotation %s: \"%s\" is not true or false",
                            BRIG_EPHEMERAL_KEY, on);
+  /* A CRI pod's pause container gets the pod's annotations and a read-only
+   * root: the layer is for the pod's other containers (pod.h). */
+  if (brig_pod_sandbox_container (cfg->annotations))
+    return 0;
   e->mode = BRIG_EPHEMERAL_TMPFS;
   e->size = BRIG_EPHEMERAL_DEFAULT_SIZE;
   if (size && strcmp (size, "disk") == 0)

@@ -31,7 +31,7 @@ struct brig_ephemeral {
 /* Parse run.brig.rootfs.ephemeral and .size; refuse any other value, a
  * size without the switch, and a config the layer cannot serve (no mount
  * namespace, root.readonly). e->mode is OFF when the switch is absent or
- * "false". */
+ * "false", and on a CRI pod's pause container (pod.h). */
 int brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_error *err);
 
 /* In the parent, for the disk layer: make STATE/ephemeral/{upper,work}
