@@ -104,3 +104,18 @@ set_args() {
 	brig delete --force work
 	assert_no_leftovers
 }
+
+@test "pod sandbox: brig check does not credit a marked container with the policy it does not get" {
+	# A node policy must judge what runs: the mark turns the annotations
+	# off, so a config could otherwise pass egress-unset and the writable
+	# root rule with a policy that is never applied.
+	update_config '.root.readonly = false'
+	run brig check --bundle "$BUNDLE" --profile sandbox --format json
+	jq -e '[.findings[] | select(.rule == "egress-unset")] | length == 1' <<<"$output"
+	jq -e '[.findings[] | select(.rule == "egress-unset")][0].message | test("pause")' <<<"$output"
+	jq -e '[.findings[] | select(.rule == "rootfs-writable")] | length == 1' <<<"$output"
+	# the same config without the mark gets the credit
+	update_config 'del(.annotations["io.kubernetes.cri.container-type"])'
+	run brig check --bundle "$BUNDLE" --profile sandbox --format json
+	jq -e '[.findings[] | select(.rule == "egress-unset" or .rule == "rootfs-writable")] | length == 0' <<<"$output"
+}

@@ -10,6 +10,7 @@
 
 #include "sandbox/check_internal.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/pod.h"
 #include "utils.h"
 
 enum {
@@ -620,7 +621,8 @@ static bool
 ephemeral_on (const oci_config *cfg)
 {
   const char *v = oci_map_get (cfg->annotations, BRIG_EPHEMERAL_KEY);
-  return v && strcmp (v, "true") == 0;
+  /* A CRI pause container's layer is never made (pod.h): judge what runs. */
+  return v && strcmp (v, "true") == 0 && !brig_pod_sandbox_container (cfg->annotations);
 }
 
 static void
@@ -655,7 +657,12 @@ rule_egress (const oci_config *cfg, struct brig_check_report *rep)
   /* No network namespace at all is host-ns-network's finding. */
   if (find_ns (cfg->linux, "network", &idx) == NULL)
     return;
-  if (v == NULL || *v == '\0')
+  /* A CRI pause container gets no policy even when annotated (pod.h), so
+   * the mark must not earn the annotation's credit with a node policy. */
+  if (v && *v && brig_pod_sandbox_container (cfg->annotations))
+    ADD (rep, R_EGRESS_UNSET, RULE_SEV (R_EGRESS_UNSET), xstrdup ("annotations[\"run.brig.egress\"]"),
+         "not applied to a CRI pod sandbox (pause) container");
+  else if (v == NULL || *v == '\0')
     ADD (rep, R_EGRESS_UNSET, RULE_SEV (R_EGRESS_UNSET), xstrdup ("annotations[\"run.brig.egress\"]"),
          "a network namespace with no egress policy");
   else if (strcmp (v, "none") != 0 && strcmp (v, "public") != 0 && strcmp (v, "allowlist") != 0)
