@@ -446,6 +446,15 @@ brig_move_mount_to_fd (int mount_fd, int target_fd)
 }
 
 int
+brig_move_mount_at (int mount_fd, int dirfd, const char *name)
+{
+  /* Without MOVE_MOUNT_T_SYMLINKS a symlink at name is not followed. */
+  if (syscall (SYS_move_mount, mount_fd, "", dirfd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return -errno;
+  return 0;
+}
+
+int
 brig_mount_setattr_fd (int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr,
                        uint64_t propagation, int userns_fd)
 {

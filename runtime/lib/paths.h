@@ -64,6 +64,10 @@ int brig_mount_onto_fd (const char *source, int target_fd, const char *type,
 /* Thin wrappers of the new mount API; each returns an fd / 0 or -errno. */
 int brig_open_tree (int dirfd, const char *path, unsigned int flags);
 int brig_move_mount_to_fd (int mount_fd, int target_fd);
+/* move_mount onto name in dirfd, not following a symlink there: only for a
+ * directory brig made itself on a filesystem the container cannot reach yet
+ * (the tmpfs of a v1 /sys/fs/cgroup), never for a path in the image. */
+int brig_move_mount_at (int mount_fd, int dirfd, const char *name);
 int brig_mount_setattr_fd (int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr,
                            uint64_t propagation, int userns_fd);
 

@@ -204,10 +204,12 @@ apply_propagation (int mount_fd, const struct brig_mount_options *o)
   return 0;
 }
 
-/* Attach the detached tree onto target with o's attributes, idmapping
- * (userns_fd >= 0) and propagation. */
+/* Attach the detached tree onto target (name NULL), or onto name in the
+ * directory target (see brig_move_mount_at), with o's attributes,
+ * idmapping (userns_fd >= 0) and propagation. */
 static int
-attach_tree (int tree, int target, const struct brig_mount_options *o, int userns_fd)
+attach_tree (int tree, int target, const char *name, const struct brig_mount_options *o,
+             int userns_fd)
 {
   bool classic = false;
   int r;
@@ -237,12 +239,18 @@ attach_tree (int tree, int target, const struct brig_mount_options *o, int usern
       if (r < 0)
         return r;
     }
-  r = brig_move_mount_to_fd (tree, target);
+  r = name ? brig_move_mount_at (tree, target, name) : brig_move_mount_to_fd (tree, target);
   if (r < 0)
     return r;
   if (classic && (r = remount_bind_classic (tree, o)) < 0)
     return r;
   return o ? apply_propagation (tree, o) : 0;
+}
+
+int
+rootfs_attach_tree_at (int tree, int dirfd, const char *name, const struct brig_mount_options *o)
+{
+  return attach_tree (tree, dirfd, name, o, -1);
 }
 
 int
@@ -286,7 +294,7 @@ rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_f
     }
   if (tree < 0)
     return brig_error_set (err, -tree, "open_tree %s", name);
-  r = attach_tree (tree, target_fd, o, -1);
+  r = attach_tree (tree, target_fd, NULL, o, -1);
   if (r < 0)
     return brig_error_set (err, -r, "bind mount %s", name);
   return 0;
@@ -468,7 +476,7 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
                          | (o->recursive ? AT_RECURSIVE : 0));
   if (tree < 0)
     return brig_error_set (err, -tree, "mount %s to %s: open_tree", m->source, m->destination);
-  r = attach_tree (tree, target, o, userns);
+  r = attach_tree (tree, target, NULL, o, userns);
   if (r < 0)
     return brig_error_set (err, -r, "mount %s to %s: idmapped bind", m->source, m->destination);
   return 0;
