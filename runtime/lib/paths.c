@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -495,4 +496,39 @@ brig_bind_fd_onto_fd (int src_fd, int target_fd, bool recursive, int *mount_fd)
   if (mount_fd)
     *mount_fd = brig_steal_fd (tree);
   return 0;
+}
+
+void
+brig_fd_batch_add (struct brig_fd_batch *b, int fd)
+{
+  if (fd < 0)
+    return;
+  if (b->n == BRIG_FD_BATCH_MAX)
+    brig_fd_batch_close (b);
+  b->fds[b->n++] = fd;
+}
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+  return (x > y) - (x < y);
+}
+
+void
+brig_fd_batch_close (struct brig_fd_batch *b)
+{
+  qsort (b->fds, b->n, sizeof (int), cmp_int);
+  for (size_t i = 0; i < b->n;)
+    {
+      size_t j = i;
+      /* A run of consecutive numbers, all of them ours. */
+      while (j + 1 < b->n && b->fds[j + 1] == b->fds[j] + 1)
+        j++;
+      if (j == i || syscall (SYS_close_range, (unsigned) b->fds[i], (unsigned) b->fds[j], 0) < 0)
+        for (size_t k = i; k <= j; k++)
+          close (b->fds[k]);
+      i = j + 1;
+    }
+  b->n = 0;
 }

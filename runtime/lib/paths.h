@@ -78,4 +78,21 @@ int brig_mount_setattr_fd (int fd, bool recursive, uint64_t attr_set, uint64_t a
  * fallback made none); -errno on failure. */
 int brig_bind_fd_onto_fd (int src_fd, int target_fd, bool recursive, int *mount_fd);
 
+/* Fds a loop opens per item and needs until the loop ends (the targets
+ * and trees of masked and read-only paths), closed together: one
+ * close_range per run of consecutive numbers instead of one close each.
+ * Only the fds added are closed, never a number between them that is not
+ * in the batch. Initialise with { .n = 0 }. */
+#define BRIG_FD_BATCH_MAX 64
+struct brig_fd_batch {
+  int fds[BRIG_FD_BATCH_MAX];
+  size_t n;
+};
+
+/* Add fd (>= 0; ignored when negative); a full batch is closed first. */
+void brig_fd_batch_add (struct brig_fd_batch *b, int fd);
+
+/* Close every fd of the batch and empty it. */
+void brig_fd_batch_close (struct brig_fd_batch *b);
+
 #endif
