@@ -360,7 +360,7 @@ create_leaf (int rootfd, const char *path, enum brig_path_kind kind, brig_error 
 {
   _cleanup_free_ char *parent = xstrdup (path);
   _cleanup_close_ int dir = -1;
-  char *leaf, target[2];
+  char *leaf;
   size_t n = strlen (parent);
 
   while (n > 1 && parent[n - 1] == '/')
@@ -372,11 +372,27 @@ create_leaf (int rootfd, const char *path, enum brig_path_kind kind, brig_error 
   if (*leaf == '\0' || strcmp (leaf, ".") == 0 || strcmp (leaf, "..") == 0)
     return RESTART;
   dir = brig_path_open_in_root (rootfd, *parent ? parent : "/", O_PATH | O_DIRECTORY);
-  if (dir < 0 || readlinkat (dir, leaf, target, sizeof target) >= 0)
+  if (dir < 0)
     return RESTART;
-  int r = create_entry (dir, leaf, kind == BRIG_PATH_FILE, path, err);
-  if (r < 0)
-    return r;
+  /* Neither mkdirat nor O_CREAT|O_EXCL follows a symlink at leaf: EEXIST
+     means something is there after all (a dangling symlink, or a racing
+     creation), which the slow walk sorts out. */
+  if (kind == BRIG_PATH_FILE)
+    {
+      int f = openat (dir, leaf, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (f >= 0)
+        close (f);
+      else if (errno == EEXIST)
+        return RESTART;
+      else
+        return brig_error_errno (err, "create %s in the rootfs", path);
+    }
+  else if (mkdirat (dir, leaf, 0755) < 0)
+    {
+      if (errno == EEXIST)
+        return RESTART;
+      return brig_error_errno (err, "mkdir %s in the rootfs", path);
+    }
   /* Re-resolve what is there now: if it was swapped for a symlink
      meanwhile, resolution still stays inside the root. */
   int fd = brig_path_open_in_root (rootfd, path, O_PATH);

@@ -492,23 +492,24 @@ static int
 open_plain_dir (struct rootfs_ctx *c, const char *dest, brig_error *err)
 {
   struct stat st;
-  int fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW);
+  /* O_DIRECTORY with O_NOFOLLOW refuses a symlink as well as a file
+     (ENOTDIR): one call for the common case, a plain directory. */
+  int fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW | O_DIRECTORY);
+  bool link = false;
 
-  if (fd == -ENOENT)
+  if (fd >= 0 || fd == -ENOENT)
     return fd;
-  if (fd < 0)
+  if (fd != -ENOTDIR)
     return brig_error_set (err, -fd, "open %s in the rootfs", dest);
-  if (fstat (fd, &st) < 0)
+  /* Only to say what is there instead. */
+  fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW);
+  if (fd >= 0)
     {
-      int e = errno;
+      link = fstat (fd, &st) == 0 && S_ISLNK (st.st_mode);
       close (fd);
-      return brig_error_set (err, e, "stat %s in the rootfs", dest);
     }
-  if (S_ISDIR (st.st_mode))
-    return fd;
-  close (fd);
   return brig_error_set (err, ENOTDIR, "%s in the rootfs is %s, it must be a plain directory",
-                         dest, S_ISLNK (st.st_mode) ? "a symlink" : "not a directory");
+                         dest, link ? "a symlink" : "not a directory");
 }
 
 static bool
@@ -744,20 +745,19 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
       goto out;
   if (needs_dev_setup (cfg))
     {
-      /* The device nodes follow the same rule as a /dev mount. */
-      int devfd = open_plain_dir (&c, "/dev", err);
+      /* The device nodes follow the same rule as a /dev mount; the
+         directory checked is the one the nodes go into (created there
+         when the image has none). */
+      _cleanup_close_ int devfd = open_plain_dir (&c, "/dev", err);
       if (devfd < 0 && devfd != -ENOENT)
         {
           r = brig_error_wrap (err, "set up /dev");
           goto out;
         }
-      if (devfd >= 0)
-        close (devfd);
+      if ((r = cgroup_barrier (&c, err)) < 0
+          || (r = brig_devices_setup (c.rootfd, devfd, cfg, opts && opts->userns, err)) < 0)
+        goto out;
     }
-  if (needs_dev_setup (cfg)
-      && ((r = cgroup_barrier (&c, err)) < 0
-          || (r = brig_devices_setup (c.rootfd, cfg, opts && opts->userns, err)) < 0))
-    goto out;
   if (opts && opts->console_fd >= 0)
     r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);
 out:
