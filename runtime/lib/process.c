@@ -585,7 +585,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   r = brig_process_set_rlimits (p, err);
   if (r < 0)
     return r;
-  r = brig_caps_prepare (p->capabilities, err);
+  r = brig_caps_prepare (p->capabilities, u && u->has_uid ? u->uid : 0, err);
   if (r < 0)
     return r;
   if (pr->seccomp_early)
