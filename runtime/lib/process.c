@@ -128,7 +128,7 @@ int
 brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
 {
   struct stat pts;
-  bool have_pts = stat ("/dev/pts", &pts) == 0;
+  int have_pts = -1; /* /dev/pts looked up only for a terminal */
 
   for (int fd = 0; fd < 3; fd++)
     {
@@ -141,6 +141,8 @@ brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
        * host are left alone: the process still uses them through its fds. */
       if (S_ISCHR (st.st_mode))
         {
+          if (have_pts < 0)
+            have_pts = stat ("/dev/pts", &pts) == 0;
           if (!have_pts || st.st_dev != pts.st_dev || !isatty (fd))
             continue;
         }

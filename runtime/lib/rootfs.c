@@ -664,6 +664,23 @@ needs_dev_setup (const oci_config *cfg)
   return true;
 }
 
+/* Absolute, no "//", no "." or ".." component, no trailing "/" (but "/"). */
+static bool
+is_canonical (const char *p)
+{
+  if (p[0] != '/')
+    return false;
+  if (p[1] == '\0')
+    return true;
+  for (const char *c = p; *c; c++)
+    if (c[0] == '/'
+        && (c[1] == '/' || c[1] == '\0'
+            || (c[1] == '.' && (c[2] == '/' || c[2] == '\0'
+                                || (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))))
+      return false;
+  return true;
+}
+
 /* Without a mount namespace of its own the container shares the runtime's
  * (runtime-spec: a namespace type not listed is inherited), which is the
  * host's mount table: brig changes nothing in it. The rootfs is entered with
@@ -707,7 +724,11 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
    * bindable: [r]unbindable is applied to the new root after pivot_root. */
   if (prop & MS_UNBINDABLE)
     prop = MS_SLAVE | MS_REC;
-  c.rootfs = realpath (rootfs, NULL);
+  /* create_load_bundle's realpath already (a readlink per component):
+     only a path with "." or ".." parts, "//" or a relative one is
+     resolved again. Symlinks in it would be followed by the mount below
+     either way. */
+  c.rootfs = is_canonical (rootfs) ? xstrdup (rootfs) : realpath (rootfs, NULL);
   if (c.rootfs == NULL)
     return brig_error_errno (err, "rootfs %s", rootfs);
   c.cgroupns = rootfs_has_namespace (cfg, "cgroup");
