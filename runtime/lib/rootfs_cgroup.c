@@ -133,7 +133,7 @@ mount_v2 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
 static int
 mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const char *dest,
                     int destfd, const struct brig_mount_options *o, char **cgroup_cache,
-                    brig_error *err)
+                    struct brig_fd_batch *fds, brig_error *err)
 {
   const char *name = strrchr (h->mountpoint, '/') + 1;
   _cleanup_free_ char *sub = xasprintf ("%s/%s", dest, name);
@@ -155,7 +155,7 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const 
     {
       _cleanup_free_ char *own = own_cgroup (controllers, cgroup_cache, err);
       _cleanup_free_ char *src = NULL;
-      _cleanup_close_ int tree = -1;
+      int tree;
       struct brig_mount_options b = *o;
       const char *rel;
 
@@ -170,6 +170,7 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const 
       b.n_propagation = 0;
       /* The source is the host's path of this container's own cgroup. */
       tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | AT_RECURSIVE);
+      brig_fd_batch_add (fds, tree);
       if (tree == -ENOSYS)
         {
           _cleanup_close_ int target = openat (destfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY
@@ -205,6 +206,7 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
   size_t n = 0;
   _cleanup_close_ int top = -1;
   _cleanup_free_ char *cgroup_cache = NULL;
+  struct brig_fd_batch fds = { .n = 0 }; /* the trees, closed together */
   int r;
 
   memcpy (t.propagation, o->propagation, sizeof (t.propagation));
@@ -220,7 +222,8 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
     if (strcmp (mi[i].fstype, "cgroup") == 0
         && brig_path_has_prefix (mi[i].mountpoint, "/sys/fs/cgroup")
         && strcmp (mi[i].mountpoint, "/sys/fs/cgroup") != 0)
-      r = mount_v1_hierarchy (c, &mi[i], dest, top, o, &cgroup_cache, err);
+      r = mount_v1_hierarchy (c, &mi[i], dest, top, o, &cgroup_cache, &fds, err);
+  brig_fd_batch_close (&fds);
   brig_mountinfo_free (mi, n);
   if (r < 0)
     return r;
