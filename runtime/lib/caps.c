@@ -1,9 +1,10 @@
 /* Capabilities of the container process.
  *
- * Order matters: the bounding set is cut and PR_SET_KEEPCAPS set while the
- * init still runs as root (brig_caps_prepare); after setresuid/setresgid
- * the permitted set survived, and brig_caps_apply sets the five sets to
- * exactly what config.json lists. A name libcap or the kernel does not know
+ * Order matters: the bounding set is cut and PR_SET_KEEPCAPS set (for a
+ * non-root uid) while the init still runs as root (brig_caps_prepare);
+ * after setresuid/setresgid the permitted set survived, and brig_caps_apply
+ * sets the five sets to exactly what config.json lists. The keep-caps flag
+ * is left for execve to reset. A name libcap or the kernel does not know
  * is skipped with a warning (runtime-spec 1.3 config.md). */
 #include <ctype.h>
 #include <errno.h>
@@ -100,14 +101,17 @@ brig_caps_check (const oci_capabilities *caps)
 }
 
 int
-brig_caps_prepare (const oci_capabilities *caps, brig_error *err)
+brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err)
 {
   struct cap_sets s;
   int last = brig_caps_last_cap ();
   int r;
 
   parse_sets (caps, &s, true);
-  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+  /* The kernel clears the permitted set only when the uids all leave 0
+     (capabilities(7)); execve resets the flag, so it is never cleared
+     here. */
+  if (uid != 0 && prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
     return brig_error_errno (err, "prctl PR_SET_KEEPCAPS");
   for (int c = 0; c <= last; c++)
     {
@@ -192,7 +196,11 @@ brig_caps_apply (const oci_capabilities *caps, brig_error *err)
   if (r < 0)
     return r;
 
-  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+  /* capset has cut the ambient set to permitted & inheritable already:
+     when that is empty (no inheritable caps, the usual config) there is
+     nothing left to clear. */
+  if ((s.permitted & s.inheritable) != 0
+      && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
     return brig_error_errno (err, "clear ambient capabilities");
   for (int c = 0; c <= last; c++)
     {
@@ -211,8 +219,6 @@ brig_caps_apply (const oci_capabilities *caps, brig_error *err)
           cap_free (name);
         }
     }
-  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
-    return brig_error_errno (err, "prctl PR_SET_KEEPCAPS");
   return 0;
 }
 

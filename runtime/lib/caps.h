@@ -4,13 +4,16 @@
 
 #include <stddef.h>
 
+#include <sys/types.h>
+
 #include "error.h"
 #include "ocispec.h"
 
-/* Before the uid/gid change: keep capabilities across setuid and drop from
- * the bounding set everything not in caps->bounding. caps may be NULL
- * (nothing is kept). Unknown names are warned about and skipped. */
-int brig_caps_prepare (const oci_capabilities *caps, brig_error *err);
+/* Before the uid/gid change to uid: drop from the bounding set everything
+ * not in caps->bounding, and keep capabilities across setuid when uid is
+ * not 0 (a change to 0 clears nothing). caps may be NULL (nothing is kept).
+ * Unknown names are warned about and skipped. */
+int brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err);
 
 /* After the uid/gid change: set effective, permitted, inheritable and
  * ambient exactly as listed. */

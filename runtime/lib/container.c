@@ -273,9 +273,28 @@ wait_exit (brig_container *c, int timeout_ms)
     }
 }
 
+static int delete_container (const struct brig_context *ctx, const char *id, bool force,
+                             bool read_hooks, brig_error *err);
+
 int
 brig_container_delete (const struct brig_context *ctx, const char *id, bool force,
                        brig_error *err)
+{
+  return delete_container (ctx, id, force, true, err);
+}
+
+int
+brig_container_delete_after_run (const struct brig_context *ctx, const char *id,
+                                 bool has_poststop, brig_error *err)
+{
+  return delete_container (ctx, id, true, has_poststop, err);
+}
+
+/* read_hooks: false when the caller knows the config has no poststop
+ * hooks (run), so the saved config.json is not read again. */
+static int
+delete_container (const struct brig_context *ctx, const char *id, bool force, bool read_hooks,
+                  brig_error *err)
 {
   _cleanup_container_ brig_container *c = NULL;
   brig_cgroup *cg = NULL;
@@ -349,7 +368,7 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
         }
       brig_cgroup_free (cg);
     }
-  cfg = config_if_hooks (c, "poststop");
+  cfg = read_hooks ? config_if_hooks (c, "poststop") : NULL;
   r = brig_state_remove (ctx, id, c->dirfd, err);
   if (r == 0 && cfg && cfg->hooks && cfg->hooks->poststop_len)
     {

@@ -807,6 +807,7 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
   struct brig_notify notify = c.notify;
   c.notify.fd = c.notify.host_fd = -1;
   pid_t pid = c.pid;
+  bool poststop = c.cfg->hooks && c.cfg->hooks->poststop_len;
   create_ctx_free (&c);
   if (r < 0)
     {
@@ -844,7 +845,7 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
   if (!keep)
     {
       brig_error e = { 0 };
-      if (brig_container_delete (ctx, o->id, true, &e) < 0)
+      if (brig_container_delete_after_run (ctx, o->id, poststop, &e) < 0)
         brig_warn ("delete container \"%s\": %s", o->id, e.msg ? e.msg : "failed");
       brig_error_clear (&e);
     }

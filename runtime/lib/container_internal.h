@@ -45,6 +45,11 @@ struct brig_container;
  * on stdin; a failure kills the container (runtime-spec 1.3). */
 int brig_container_poststart (const oci_hooks *h, struct brig_container *c, brig_error *err);
 
+/* delete --force for `run`, which parsed the config itself: the saved
+ * config.json is read for its poststop hooks only when has_poststop. */
+int brig_container_delete_after_run (const struct brig_context *ctx, const char *id,
+                                     bool has_poststop, brig_error *err);
+
 /* The init: runs in the child after clone, never returns. */
 void brig_init_main (struct brig_init_args *a) __attribute__ ((noreturn));
 

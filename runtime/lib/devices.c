@@ -187,14 +187,20 @@ setup_links (int devfd, brig_error *err)
       && symlinkat ("/proc/kcore", devfd, "core") < 0 && errno != EEXIST)
     return brig_error_errno (err, "symlink /dev/core");
 
-  /* /dev/ptmx must be the devpts instance's own ptmx. */
-  if (unlinkat (devfd, "ptmx", 0) < 0 && errno != ENOENT)
-    {
-      if (errno != EISDIR || unlinkat (devfd, "ptmx", AT_REMOVEDIR) < 0)
-        return brig_error_errno (err, "remove /dev/ptmx");
-    }
+  /* /dev/ptmx must be the devpts instance's own ptmx: whatever the image
+     has there is replaced (a fresh /dev has nothing: one call). */
   if (symlinkat ("pts/ptmx", devfd, "ptmx") < 0)
-    return brig_error_errno (err, "symlink /dev/ptmx");
+    {
+      if (errno != EEXIST)
+        return brig_error_errno (err, "symlink /dev/ptmx");
+      if (unlinkat (devfd, "ptmx", 0) < 0 && errno != ENOENT)
+        {
+          if (errno != EISDIR || unlinkat (devfd, "ptmx", AT_REMOVEDIR) < 0)
+            return brig_error_errno (err, "remove /dev/ptmx");
+        }
+      if (symlinkat ("pts/ptmx", devfd, "ptmx") < 0)
+        return brig_error_errno (err, "symlink /dev/ptmx");
+    }
 
   if (fstatat (devfd, "shm", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
     {
@@ -211,12 +217,15 @@ static int create_nodes (int rootfd, int devfd, const oci_config *cfg, bool user
                          brig_error *err);
 
 int
-brig_devices_setup (int rootfd, const oci_config *cfg, bool userns, brig_error *err)
+brig_devices_setup (int rootfd, int dev, const oci_config *cfg, bool userns, brig_error *err)
 {
-  _cleanup_close_ int devfd = brig_path_create_in_root (rootfd, "/dev", BRIG_PATH_DIR, err);
+  _cleanup_close_ int opened = -1;
+  int devfd = dev;
   mode_t old;
   int r;
 
+  if (devfd < 0)
+    devfd = opened = brig_path_create_in_root (rootfd, "/dev", BRIG_PATH_DIR, err);
   if (devfd < 0)
     return devfd;
   /* Nodes get exactly their configured mode: no umask, set once for all

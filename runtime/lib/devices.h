@@ -14,9 +14,12 @@
 int brig_devices_validate (const oci_config *cfg, brig_error *err);
 
 /* Create the default nodes and linux.devices below rootfd (the rootfs,
- * before pivot), then the /dev links. userns: bind-mount the host's node
- * instead of mknod (mknod is refused in a user namespace). */
-int brig_devices_setup (int rootfd, const oci_config *cfg, bool userns, brig_error *err);
+ * before pivot), then the /dev links. devfd: an O_PATH fd of /dev the
+ * caller resolved inside the root already, or -1 to resolve (and create)
+ * it here. userns: bind-mount the host's node instead of mknod (mknod is
+ * refused in a user namespace). */
+int brig_devices_setup (int rootfd, int devfd, const oci_config *cfg, bool userns,
+                        brig_error *err);
 
 /* Bind the terminal console_fd refers to onto /dev/console below rootfd
  * (use the fd of "/" after pivot). The pty must belong to the container's

@@ -323,8 +323,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     }
   /* As runc: a missing cwd is created (inside the new root, so the image's
    * symlinks cannot lead it out; before root.readonly applies). */
-  if (cfg->process && cfg->process->cwd && access (cfg->process->cwd, F_OK) < 0
-      && errno == ENOENT)
+  if (cfg->process && cfg->process->cwd && strcmp (cfg->process->cwd, "/") != 0
+      && access (cfg->process->cwd, F_OK) < 0 && errno == ENOENT)
     {
       r = brig_mkdir_p (cfg->process->cwd, 0755);
       if (r < 0)

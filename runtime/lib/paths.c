@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -359,7 +360,7 @@ create_leaf (int rootfd, const char *path, enum brig_path_kind kind, brig_error 
 {
   _cleanup_free_ char *parent = xstrdup (path);
   _cleanup_close_ int dir = -1;
-  char *leaf, target[2];
+  char *leaf;
   size_t n = strlen (parent);
 
   while (n > 1 && parent[n - 1] == '/')
@@ -371,11 +372,27 @@ create_leaf (int rootfd, const char *path, enum brig_path_kind kind, brig_error 
   if (*leaf == '\0' || strcmp (leaf, ".") == 0 || strcmp (leaf, "..") == 0)
     return RESTART;
   dir = brig_path_open_in_root (rootfd, *parent ? parent : "/", O_PATH | O_DIRECTORY);
-  if (dir < 0 || readlinkat (dir, leaf, target, sizeof target) >= 0)
+  if (dir < 0)
     return RESTART;
-  int r = create_entry (dir, leaf, kind == BRIG_PATH_FILE, path, err);
-  if (r < 0)
-    return r;
+  /* Neither mkdirat nor O_CREAT|O_EXCL follows a symlink at leaf: EEXIST
+     means something is there after all (a dangling symlink, or a racing
+     creation), which the slow walk sorts out. */
+  if (kind == BRIG_PATH_FILE)
+    {
+      int f = openat (dir, leaf, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (f >= 0)
+        close (f);
+      else if (errno == EEXIST)
+        return RESTART;
+      else
+        return brig_error_errno (err, "create %s in the rootfs", path);
+    }
+  else if (mkdirat (dir, leaf, 0755) < 0)
+    {
+      if (errno == EEXIST)
+        return RESTART;
+      return brig_error_errno (err, "mkdir %s in the rootfs", path);
+    }
   /* Re-resolve what is there now: if it was swapped for a symlink
      meanwhile, resolution still stays inside the root. */
   int fd = brig_path_open_in_root (rootfd, path, O_PATH);
@@ -446,6 +463,15 @@ brig_move_mount_to_fd (int mount_fd, int target_fd)
 }
 
 int
+brig_move_mount_at (int mount_fd, int dirfd, const char *name)
+{
+  /* Without MOVE_MOUNT_T_SYMLINKS a symlink at name is not followed. */
+  if (syscall (SYS_move_mount, mount_fd, "", dirfd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return -errno;
+  return 0;
+}
+
+int
 brig_mount_setattr_fd (int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr,
                        uint64_t propagation, int userns_fd)
 {
@@ -486,4 +512,39 @@ brig_bind_fd_onto_fd (int src_fd, int target_fd, bool recursive, int *mount_fd)
   if (mount_fd)
     *mount_fd = brig_steal_fd (tree);
   return 0;
+}
+
+void
+brig_fd_batch_add (struct brig_fd_batch *b, int fd)
+{
+  if (fd < 0)
+    return;
+  if (b->n == BRIG_FD_BATCH_MAX)
+    brig_fd_batch_close (b);
+  b->fds[b->n++] = fd;
+}
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+  return (x > y) - (x < y);
+}
+
+void
+brig_fd_batch_close (struct brig_fd_batch *b)
+{
+  qsort (b->fds, b->n, sizeof (int), cmp_int);
+  for (size_t i = 0; i < b->n;)
+    {
+      size_t j = i;
+      /* A run of consecutive numbers, all of them ours. */
+      while (j + 1 < b->n && b->fds[j + 1] == b->fds[j] + 1)
+        j++;
+      if (j == i || syscall (SYS_close_range, (unsigned) b->fds[i], (unsigned) b->fds[j], 0) < 0)
+        for (size_t k = i; k <= j; k++)
+          close (b->fds[k]);
+      i = j + 1;
+    }
+  b->n = 0;
 }

@@ -64,6 +64,10 @@ int brig_mount_onto_fd (const char *source, int target_fd, const char *type,
 /* Thin wrappers of the new mount API; each returns an fd / 0 or -errno. */
 int brig_open_tree (int dirfd, const char *path, unsigned int flags);
 int brig_move_mount_to_fd (int mount_fd, int target_fd);
+/* move_mount onto name in dirfd, not following a symlink there: only for a
+ * directory brig made itself on a filesystem the container cannot reach yet
+ * (the tmpfs of a v1 /sys/fs/cgroup), never for a path in the image. */
+int brig_move_mount_at (int mount_fd, int dirfd, const char *name);
 int brig_mount_setattr_fd (int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr,
                            uint64_t propagation, int userns_fd);
 
@@ -73,5 +77,22 @@ int brig_mount_setattr_fd (int fd, bool recursive, uint64_t attr_set, uint64_t a
  * mount_fd is not NULL, stores an fd of the new mount there (-1 when the
  * fallback made none); -errno on failure. */
 int brig_bind_fd_onto_fd (int src_fd, int target_fd, bool recursive, int *mount_fd);
+
+/* Fds a loop opens per item and needs until the loop ends (the targets
+ * and trees of masked and read-only paths), closed together: one
+ * close_range per run of consecutive numbers instead of one close each.
+ * Only the fds added are closed, never a number between them that is not
+ * in the batch. Initialise with { .n = 0 }. */
+#define BRIG_FD_BATCH_MAX 64
+struct brig_fd_batch {
+  int fds[BRIG_FD_BATCH_MAX];
+  size_t n;
+};
+
+/* Add fd (>= 0; ignored when negative); a full batch is closed first. */
+void brig_fd_batch_add (struct brig_fd_batch *b, int fd);
+
+/* Close every fd of the batch and empty it. */
+void brig_fd_batch_close (struct brig_fd_batch *b);
 
 #endif

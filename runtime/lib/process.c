@@ -128,7 +128,7 @@ int
 brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
 {
   struct stat pts;
-  bool have_pts = stat ("/dev/pts", &pts) == 0;
+  int have_pts = -1; /* /dev/pts looked up only for a terminal */
 
   for (int fd = 0; fd < 3; fd++)
     {
@@ -141,6 +141,8 @@ brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
        * host are left alone: the process still uses them through its fds. */
       if (S_ISCHR (st.st_mode))
         {
+          if (have_pts < 0)
+            have_pts = stat ("/dev/pts", &pts) == 0;
           if (!have_pts || st.st_dev != pts.st_dev || !isatty (fd))
             continue;
         }
@@ -585,7 +587,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   r = brig_process_set_rlimits (p, err);
   if (r < 0)
     return r;
-  r = brig_caps_prepare (p->capabilities, err);
+  r = brig_caps_prepare (p->capabilities, u && u->has_uid ? u->uid : 0, err);
   if (r < 0)
     return r;
   if (pr->seccomp_early)

@@ -204,10 +204,12 @@ apply_propagation (int mount_fd, const struct brig_mount_options *o)
   return 0;
 }
 
-/* Attach the detached tree onto target with o's attributes, idmapping
- * (userns_fd >= 0) and propagation. */
+/* Attach the detached tree onto target (name NULL), or onto name in the
+ * directory target (see brig_move_mount_at), with o's attributes,
+ * idmapping (userns_fd >= 0) and propagation. */
 static int
-attach_tree (int tree, int target, const struct brig_mount_options *o, int userns_fd)
+attach_tree (int tree, int target, const char *name, const struct brig_mount_options *o,
+             int userns_fd)
 {
   bool classic = false;
   int r;
@@ -237,12 +239,18 @@ attach_tree (int tree, int target, const struct brig_mount_options *o, int usern
       if (r < 0)
         return r;
     }
-  r = brig_move_mount_to_fd (tree, target);
+  r = name ? brig_move_mount_at (tree, target, name) : brig_move_mount_to_fd (tree, target);
   if (r < 0)
     return r;
   if (classic && (r = remount_bind_classic (tree, o)) < 0)
     return r;
   return o ? apply_propagation (tree, o) : 0;
+}
+
+int
+rootfs_attach_tree_at (int tree, int dirfd, const char *name, const struct brig_mount_options *o)
+{
+  return attach_tree (tree, dirfd, name, o, -1);
 }
 
 int
@@ -286,7 +294,7 @@ rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_f
     }
   if (tree < 0)
     return brig_error_set (err, -tree, "open_tree %s", name);
-  r = attach_tree (tree, target_fd, o, -1);
+  r = attach_tree (tree, target_fd, NULL, o, -1);
   if (r < 0)
     return brig_error_set (err, -r, "bind mount %s", name);
   return 0;
@@ -468,7 +476,7 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
                          | (o->recursive ? AT_RECURSIVE : 0));
   if (tree < 0)
     return brig_error_set (err, -tree, "mount %s to %s: open_tree", m->source, m->destination);
-  r = attach_tree (tree, target, o, userns);
+  r = attach_tree (tree, target, NULL, o, userns);
   if (r < 0)
     return brig_error_set (err, -r, "mount %s to %s: idmapped bind", m->source, m->destination);
   return 0;
@@ -484,23 +492,24 @@ static int
 open_plain_dir (struct rootfs_ctx *c, const char *dest, brig_error *err)
 {
   struct stat st;
-  int fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW);
+  /* O_DIRECTORY with O_NOFOLLOW refuses a symlink as well as a file
+     (ENOTDIR): one call for the common case, a plain directory. */
+  int fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW | O_DIRECTORY);
+  bool link = false;
 
-  if (fd == -ENOENT)
+  if (fd >= 0 || fd == -ENOENT)
     return fd;
-  if (fd < 0)
+  if (fd != -ENOTDIR)
     return brig_error_set (err, -fd, "open %s in the rootfs", dest);
-  if (fstat (fd, &st) < 0)
+  /* Only to say what is there instead. */
+  fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW);
+  if (fd >= 0)
     {
-      int e = errno;
+      link = fstat (fd, &st) == 0 && S_ISLNK (st.st_mode);
       close (fd);
-      return brig_error_set (err, e, "stat %s in the rootfs", dest);
     }
-  if (S_ISDIR (st.st_mode))
-    return fd;
-  close (fd);
   return brig_error_set (err, ENOTDIR, "%s in the rootfs is %s, it must be a plain directory",
-                         dest, S_ISLNK (st.st_mode) ? "a symlink" : "not a directory");
+                         dest, link ? "a symlink" : "not a directory");
 }
 
 static bool
@@ -655,6 +664,23 @@ needs_dev_setup (const oci_config *cfg)
   return true;
 }
 
+/* Absolute, no "//", no "." or ".." component, no trailing "/" (but "/"). */
+static bool
+is_canonical (const char *p)
+{
+  if (p[0] != '/')
+    return false;
+  if (p[1] == '\0')
+    return true;
+  for (const char *c = p; *c; c++)
+    if (c[0] == '/'
+        && (c[1] == '/' || c[1] == '\0'
+            || (c[1] == '.' && (c[2] == '/' || c[2] == '\0'
+                                || (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))))
+      return false;
+  return true;
+}
+
 /* Without a mount namespace of its own the container shares the runtime's
  * (runtime-spec: a namespace type not listed is inherited), which is the
  * host's mount table: brig changes nothing in it. The rootfs is entered with
@@ -698,7 +724,11 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
    * bindable: [r]unbindable is applied to the new root after pivot_root. */
   if (prop & MS_UNBINDABLE)
     prop = MS_SLAVE | MS_REC;
-  c.rootfs = realpath (rootfs, NULL);
+  /* create_load_bundle's realpath already (a readlink per component):
+     only a path with "." or ".." parts, "//" or a relative one is
+     resolved again. Symlinks in it would be followed by the mount below
+     either way. */
+  c.rootfs = is_canonical (rootfs) ? xstrdup (rootfs) : realpath (rootfs, NULL);
   if (c.rootfs == NULL)
     return brig_error_errno (err, "rootfs %s", rootfs);
   c.cgroupns = rootfs_has_namespace (cfg, "cgroup");
@@ -736,20 +766,19 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
       goto out;
   if (needs_dev_setup (cfg))
     {
-      /* The device nodes follow the same rule as a /dev mount. */
-      int devfd = open_plain_dir (&c, "/dev", err);
+      /* The device nodes follow the same rule as a /dev mount; the
+         directory checked is the one the nodes go into (created there
+         when the image has none). */
+      _cleanup_close_ int devfd = open_plain_dir (&c, "/dev", err);
       if (devfd < 0 && devfd != -ENOENT)
         {
           r = brig_error_wrap (err, "set up /dev");
           goto out;
         }
-      if (devfd >= 0)
-        close (devfd);
+      if ((r = cgroup_barrier (&c, err)) < 0
+          || (r = brig_devices_setup (c.rootfd, devfd, cfg, opts && opts->userns, err)) < 0)
+        goto out;
     }
-  if (needs_dev_setup (cfg)
-      && ((r = cgroup_barrier (&c, err)) < 0
-          || (r = brig_devices_setup (c.rootfd, cfg, opts && opts->userns, err)) < 0))
-    goto out;
   if (opts && opts->console_fd >= 0)
     r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);
 out:

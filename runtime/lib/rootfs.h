@@ -49,8 +49,11 @@ int rootfs_validate (const oci_config *cfg, brig_error *err);
 /* Before pivot: make mounts private/slave per rootfsPropagation, bind the
  * rootfs onto itself, apply every entry of cfg->mounts in order, set up /dev
  * (default nodes, linux.devices, /dev/pts/ptmx, /dev/fd and std links,
- * /dev/console). rootfs is the absolute host path of root.path. Without a
- * mount namespace in cfg it mounts nothing and warns about what it skips. */
+ * /dev/console). rootfs is the host path of root.path as realpath(3) gives
+ * it (create resolved it while loading the bundle; one with "." or ".."
+ * parts is resolved again here; a symlink in it would make every mount
+ * fail the inside-the-rootfs check). Without a mount namespace in cfg it
+ * mounts nothing and warns about what it skips. */
 int rootfs_prepare (const oci_config *cfg, const char *rootfs,
                     const struct brig_rootfs_opts *opts, brig_error *err);
 

@@ -15,6 +15,7 @@
 #include <linux/magic.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -77,16 +78,19 @@ same_set (const char *a, const char *b)
 }
 
 /* The process's cgroup path in the hierarchy with these controllers
- * ("" for the v2 line "0::/path" when controllers is ""). */
+ * ("" for the v2 line "0::/path" when controllers is ""), from the text of
+ * /proc/self/cgroup in *cache (read on first use; the caller frees it:
+ * every v1 hierarchy is looked up in one read). */
 static char *
-own_cgroup (const char *controllers, brig_error *err)
+own_cgroup (const char *controllers, char **cache, brig_error *err)
 {
   _cleanup_free_ char *buf = NULL;
   size_t len;
   char *save = NULL;
 
-  if (brig_read_file_at (AT_FDCWD, "/proc/self/cgroup", &buf, &len, err) < 0)
+  if (*cache == NULL && brig_read_file_at (AT_FDCWD, "/proc/self/cgroup", cache, &len, err) < 0)
     return NULL;
+  buf = xstrdup (*cache);
   for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
       char *c1 = strchr (line, ':'), *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
@@ -114,37 +118,44 @@ mount_v2 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
   /* A user namespace without a cgroup namespace: emulate one with a bind
      of the container's own cgroup. */
   brig_error_clear (err);
-  own = own_cgroup ("", err);
+  _cleanup_free_ char *cache = NULL;
+  own = own_cgroup ("", &cache, err);
   if (own == NULL)
     return -ENOENT;
   src = xasprintf ("/sys/fs/cgroup%s", strcmp (own, "/") == 0 ? "" : own);
   return rootfs_bind_path (c, src, target, true, &b, err);
 }
 
+/* One v1 hierarchy in the tmpfs at destfd (the fresh tmpfs brig has just
+ * mounted: nothing of the image is in it and the container runs nothing
+ * yet, so its entries are named relative to destfd rather than resolved
+ * from the root: one mkdirat and the mount per hierarchy). */
 static int
 mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const char *dest,
-                    int destfd, const struct brig_mount_options *o, brig_error *err)
+                    int destfd, const struct brig_mount_options *o, char **cgroup_cache,
+                    struct brig_fd_batch *fds, brig_error *err)
 {
   const char *name = strrchr (h->mountpoint, '/') + 1;
   _cleanup_free_ char *sub = xasprintf ("%s/%s", dest, name);
   _cleanup_free_ char *controllers = hierarchy_controllers (h->super_options);
-  _cleanup_close_ int target = brig_path_create_in_root (c->rootfd, sub, BRIG_PATH_DIR, err);
   int r;
 
-  if (target < 0)
-    return target;
+  if (mkdirat (destfd, name, 0755) < 0 && errno != EEXIST)
+    return brig_error_errno (err, "mkdir %s", sub);
   if (c->cgroupns)
     {
       const char *source = strncmp (controllers, "name=", 5) == 0 ? controllers + 5 : "cgroup";
-      r = brig_mount_onto_fd (source, target, "cgroup", CGROUP_MOUNT_FLAGS | (o->flags & MS_RDONLY),
-                              controllers);
-      if (r < 0)
-        return brig_error_set (err, -r, "mount cgroup %s to %s", controllers, sub);
+      char fdp[32];
+      _cleanup_free_ char *target = xasprintf ("%s/%s", brig_fd_path (destfd, fdp), name);
+      if (mount (source, target, "cgroup", CGROUP_MOUNT_FLAGS | (o->flags & MS_RDONLY),
+                 controllers) < 0)
+        return brig_error_errno (err, "mount cgroup %s to %s", controllers, sub);
     }
   else
     {
-      _cleanup_free_ char *own = own_cgroup (controllers, err);
+      _cleanup_free_ char *own = own_cgroup (controllers, cgroup_cache, err);
       _cleanup_free_ char *src = NULL;
+      int tree;
       struct brig_mount_options b = *o;
       const char *rel;
 
@@ -157,9 +168,23 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const 
       b.attr_set |= MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
       b.rec_attr_set = b.rec_attr_clr = 0;
       b.n_propagation = 0;
-      r = rootfs_bind_path (c, src, target, true, &b, err);
-      if (r < 0)
-        return brig_error_wrap (err, "mount %s to %s", src, sub);
+      /* The source is the host's path of this container's own cgroup. */
+      tree = brig_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | AT_RECURSIVE);
+      brig_fd_batch_add (fds, tree);
+      if (tree == -ENOSYS)
+        {
+          _cleanup_close_ int target = openat (destfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY
+                                               | O_CLOEXEC);
+          if (target < 0)
+            return brig_error_errno (err, "open %s", sub);
+          r = rootfs_bind_path (c, src, target, true, &b, err);
+          if (r < 0)
+            return brig_error_wrap (err, "mount %s to %s", src, sub);
+        }
+      else if (tree < 0)
+        return brig_error_set (err, -tree, "mount %s to %s: open_tree", src, sub);
+      else if ((r = rootfs_attach_tree_at (tree, destfd, name, &b)) < 0)
+        return brig_error_set (err, -r, "mount %s to %s", src, sub);
     }
   if (strchr (name, ','))
     {
@@ -180,6 +205,8 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
   struct brig_mountinfo *mi = NULL;
   size_t n = 0;
   _cleanup_close_ int top = -1;
+  _cleanup_free_ char *cgroup_cache = NULL;
+  struct brig_fd_batch fds = { .n = 0 }; /* the trees, closed together */
   int r;
 
   memcpy (t.propagation, o->propagation, sizeof (t.propagation));
@@ -195,7 +222,8 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
     if (strcmp (mi[i].fstype, "cgroup") == 0
         && brig_path_has_prefix (mi[i].mountpoint, "/sys/fs/cgroup")
         && strcmp (mi[i].mountpoint, "/sys/fs/cgroup") != 0)
-      r = mount_v1_hierarchy (c, &mi[i], dest, top, o, err);
+      r = mount_v1_hierarchy (c, &mi[i], dest, top, o, &cgroup_cache, &fds, err);
+  brig_fd_batch_close (&fds);
   brig_mountinfo_free (mi, n);
   if (r < 0)
     return r;

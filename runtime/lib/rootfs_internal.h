@@ -44,6 +44,14 @@ int rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool
 int rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_fd,
                     bool recursive, const struct brig_mount_options *o, brig_error *err);
 
+/* Attach the detached mount tree (open_tree OPEN_TREE_CLONE) onto name in
+ * dirfd with the attributes and propagation of o (may be NULL); name must
+ * be a directory brig made on a filesystem of its own (brig_move_mount_at).
+ * Returns 0 or -errno (without mount_setattr the attributes are applied
+ * with a classic remount, as for every bind). */
+int rootfs_attach_tree_at (int tree, int dirfd, const char *name,
+                           const struct brig_mount_options *o);
+
 /* The "cgroup" mount type: cgroup2 on a unified host, else a tmpfs with the
  * v1 hierarchies (mounted per controller in a cgroup namespace, bound from
  * the container's cgroups without one), as runc does. */

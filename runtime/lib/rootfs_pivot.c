@@ -134,12 +134,16 @@ rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig_err
 
 /* Mask path: an empty read-only tmpfs over a directory (one mount(2): the
  * fsopen/fsconfig/fsmount/move_mount way takes six syscalls), the
- * container's /dev/null over anything else. *devnull caches that node's
- * fd across calls (-1 at first; the caller closes it). */
+ * container's /dev/null over anything else (one bind through the
+ * /proc/self/fd paths of both fds, where open_tree + move_mount take two
+ * calls and a close). The target is resolved once, inside the root; *devnull
+ * caches the node's fd across calls (-1 at first). The fds opened go to
+ * fds, which the caller closes after the last path. */
 static int
-mask_path (int rootfd, const char *path, int *devnull, brig_error *err)
+mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds,
+           brig_error *err)
 {
-  _cleanup_close_ int target = brig_path_open_in_root (rootfd, path, O_PATH);
+  int target = brig_path_open_in_root (rootfd, path, O_PATH);
   struct stat st;
   int r;
 
@@ -147,6 +151,7 @@ mask_path (int rootfd, const char *path, int *devnull, brig_error *err)
     return 0;
   if (target < 0)
     return brig_error_set (err, -target, "mask %s", path);
+  brig_fd_batch_add (fds, target);
   if (fstat (target, &st) < 0)
     return brig_error_errno (err, "mask %s", path);
   if (S_ISDIR (st.st_mode))
@@ -154,39 +159,45 @@ mask_path (int rootfd, const char *path, int *devnull, brig_error *err)
   else
     {
       struct stat nst;
+      char src[32];
       if (*devnull < 0)
         {
           int fd = brig_path_open_in_root (rootfd, "/dev/null", O_PATH);
           if (fd < 0)
             return brig_error_set (err, -fd, "mask %s: open /dev/null", path);
           *devnull = fd;
+          brig_fd_batch_add (fds, fd);
           if (fstat (fd, &nst) < 0 || !S_ISCHR (nst.st_mode) || nst.st_rdev != makedev (1, 3))
             return brig_error_set (err, EINVAL, "mask %s: /dev/null is not the null device",
                                    path);
         }
-      r = brig_bind_fd_onto_fd (*devnull, target, false, NULL);
+      r = brig_mount_onto_fd (brig_fd_path (*devnull, src), target, NULL, MS_BIND, NULL);
     }
   if (r < 0)
     return brig_error_set (err, -r, "mask %s", path);
   return 0;
 }
 
+/* A read-only copy of the path with its submounts, put on top of it: the
+ * attributes it had (nosuid, nodev, noexec) stay. Four calls (openat2,
+ * open_tree, mount_setattr, move_mount) and the fds go to fds: mount(2)
+ * would need as many, since a remount through /proc/self/fd/N reaches the
+ * mount under the new bind, not the bind. */
 static int
-readonly_path (int rootfd, const char *path, brig_error *err)
+readonly_path (int rootfd, const char *path, struct brig_fd_batch *fds, brig_error *err)
 {
-  _cleanup_close_ int target = brig_path_open_in_root (rootfd, path, O_PATH);
-  _cleanup_close_ int tree = -1;
-  int r;
+  int target = brig_path_open_in_root (rootfd, path, O_PATH);
+  int tree, r;
 
   if (target == -ENOENT)
     return 0;
   if (target < 0)
     return brig_error_set (err, -target, "make %s read-only", path);
-  /* A read-only copy of the path with its submounts, put on top of it:
-     the attributes it had (nosuid, nodev, noexec) stay. */
+  brig_fd_batch_add (fds, target);
   tree = brig_open_tree (target, "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return brig_error_set (err, -tree, "make %s read-only", path);
+  brig_fd_batch_add (fds, tree);
   r = brig_mount_setattr_fd (tree, true, MOUNT_ATTR_RDONLY, 0, 0, -1);
   if (r == 0)
     r = brig_move_mount_to_fd (tree, target);
@@ -203,14 +214,19 @@ readonly_path (int rootfd, const char *path, brig_error *err)
   return 0;
 }
 
+/* path's mount read-only; "/" is rootfd itself, not looked up again. */
 static int
 make_mount_readonly (int rootfd, const char *path, brig_error *err)
 {
-  _cleanup_close_ int fd = brig_path_open_in_root (rootfd, path, O_PATH | O_DIRECTORY);
-  int r;
+  _cleanup_close_ int opened = -1;
+  int fd = rootfd, r;
 
-  if (fd < 0)
-    return brig_error_set (err, -fd, "remount %s read-only", path);
+  if (strcmp (path, "/") != 0)
+    {
+      fd = opened = brig_path_open_in_root (rootfd, path, O_PATH | O_DIRECTORY);
+      if (fd < 0)
+        return brig_error_set (err, -fd, "remount %s read-only", path);
+    }
   r = brig_mount_setattr_fd (fd, false, MOUNT_ATTR_RDONLY, 0, 0, -1);
   if (r == -ENOSYS)
     {
@@ -251,21 +267,23 @@ int
 rootfs_finalize (const oci_config *cfg, brig_error *err)
 {
   _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  _cleanup_close_ int devnull = -1;
+  struct brig_fd_batch fds = { .n = 0 };
+  int devnull = -1;
   const oci_linux *l = cfg->linux;
-  int r;
+  int r = 0;
 
   if (rootfd < 0)
     return brig_error_errno (err, "open /");
   /* Nothing to do in the runtime's mount namespace (see rootfs_prepare). */
   if (!rootfs_has_namespace (cfg, "mount"))
     return 0;
-  for (size_t i = 0; l && i < l->readonly_paths_len; i++)
-    if ((r = readonly_path (rootfd, l->readonly_paths[i], err)) < 0)
-      return r;
-  for (size_t i = 0; l && i < l->masked_paths_len; i++)
-    if ((r = mask_path (rootfd, l->masked_paths[i], &devnull, err)) < 0)
-      return r;
+  for (size_t i = 0; r == 0 && l && i < l->readonly_paths_len; i++)
+    r = readonly_path (rootfd, l->readonly_paths[i], &fds, err);
+  for (size_t i = 0; r == 0 && l && i < l->masked_paths_len; i++)
+    r = mask_path (rootfd, l->masked_paths[i], &devnull, &fds, err);
+  brig_fd_batch_close (&fds);
+  if (r < 0)
+    return r;
   if (dev_wants_ro (cfg) && (r = make_mount_readonly (rootfd, "/dev", err)) < 0)
     return r;
   if (cfg->root && cfg->root->readonly && (r = make_mount_readonly (rootfd, "/", err)) < 0)

@@ -1,5 +1,6 @@
 /* The state store under --root; see state.h for the layout. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
@@ -761,15 +762,48 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   return 0;
 }
 
+/* The proleptic Gregorian date of a day count since 1970-01-01: glibc's
+ * gmtime_r first loads the time zone (/etc/localtime: seven syscalls on
+ * every create) although UTC needs none. Eras of 400 years (146097 days)
+ * repeat exactly; the year is taken to start on 1 March so that the leap
+ * day is the last day of it. */
+static void
+civil_from_days (int64_t days, int64_t *year, unsigned *month, unsigned *day)
+{
+  int64_t z = days + 719468; /* days since 0000-03-01 */
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned) (z - era * 146097);                          /* [0, 146096] */
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  /* [0, 399] */
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                /* [0, 365] */
+  unsigned mp = (5 * doy + 2) / 153;                                     /* [0, 11], 0 = March */
+
+  *day = doy - (153 * mp + 2) / 5 + 1;
+  *month = mp < 10 ? mp + 3 : mp - 9;
+  *year = (int64_t) yoe + era * 400 + (*month <= 2);
+}
+
+char *
+brig_state_format_time (int64_t sec, long nsec)
+{
+  int64_t days = sec / 86400, rem = sec % 86400, year;
+  unsigned month, day;
+
+  if (rem < 0)
+    {
+      rem += 86400;
+      days--;
+    }
+  civil_from_days (days, &year, &month, &day);
+  return xasprintf ("%04" PRId64 "-%02u-%02uT%02u:%02u:%02u.%09ldZ", year, month, day,
+                    (unsigned) (rem / 3600), (unsigned) (rem / 60 % 60), (unsigned) (rem % 60),
+                    nsec);
+}
+
 char *
 brig_state_now (void)
 {
   struct timespec ts;
-  struct tm tm;
-  char base[32];
 
   clock_gettime (CLOCK_REALTIME, &ts);
-  gmtime_r (&ts.tv_sec, &tm);
-  strftime (base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  return xasprintf ("%s.%09ldZ", base, ts.tv_nsec);
+  return brig_state_format_time ((int64_t) ts.tv_sec, ts.tv_nsec);
 }

@@ -23,6 +23,7 @@
 #define BRIG_STATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -165,8 +166,12 @@ int brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd
 /* Free the strings of st (not st itself). */
 void brig_state_file_clear (struct brig_state_file *st);
 
-/* Current time as RFC 3339 with nanoseconds (malloc'd). */
+/* Current time as RFC 3339 in UTC with nanoseconds (malloc'd). */
 char *brig_state_now (void);
+
+/* sec.nsec since the epoch as RFC 3339 in UTC, "2026-12-01T18:03:21.800651409Z",
+ * computed without the time zone machinery of libc (malloc'd). */
+char *brig_state_format_time (int64_t sec, long nsec);
 
 /* Read state ('R', 'S', 'Z', ...) and start time of pid from /proc/PID/stat;
  * 0 or -errno. */
