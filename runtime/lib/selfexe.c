@@ -28,7 +28,9 @@
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -198,15 +200,18 @@ brig_selfexe_seal (char **argv, brig_error *err)
    * case), an operator's `mount --bind -o ro` of brig over itself, or a
    * read-only /usr. Asked of the kernel (statfs of the exe's mount), never
    * of the environment. */
-  struct statvfs sv;
-  if (fstatvfs (src, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+  struct statfs sf;
+  if (fstatfs (src, &sf) < 0)
+    return brig_error_errno (err, "statfs /proc/self/exe");
+  if (sf.f_flags & ST_RDONLY)
     {
       brig_debug ("the runtime binary is on a read-only mount: run it in place");
       return 0;
     }
-  /* F_GET_SEALS fails (EINVAL) on anything but a memfd/shmem file: only
-   * the kernel can say we already run from a sealed copy. */
-  if (fd_is_sealed (src))
+  /* Only the kernel can say we already run from a sealed copy, and only
+   * of a memfd (shmem, TMPFS_MAGIC): F_GET_SEALS fails on anything else,
+   * so a binary elsewhere does not ask. */
+  if (sf.f_type == TMPFS_MAGIC && fd_is_sealed (src))
     return 0;
   /* Returns only when this kernel or these privileges cannot. */
   int r = exec_from_detached_mount (src, argv);
