@@ -60,7 +60,24 @@ iterations() {
 	else echo "$1"; fi
 }
 
-WORK="$(mktemp -d /tmp/brig-bench.XXXXXX)"
+# The work dir (bundles and every runtime's --root) on a tmpfs, where the
+# runtimes keep their state on real hosts (/run): on a disk filesystem
+# every state file and directory a command creates costs an inode
+# allocation (ext4's scan past recently deleted inodes was a fifth of all
+# kernel samples of a `run` here, see README "Where the CPU goes"). /run
+# when it is a tmpfs, else /dev/shm, else /tmp; BENCH_TMP=DIR chooses.
+bench_tmp() {
+	local d
+	[ -z "${BENCH_TMP:-}" ] || { echo "$BENCH_TMP"; return; }
+	for d in /run /dev/shm; do
+		[ "$(stat -f -c %T "$d" 2>/dev/null)" = tmpfs ] || continue
+		[[ ",$(findmnt -no OPTIONS -T "$d" | tail -n1)," != *,noexec,* ]] || continue
+		echo "$d"
+		return
+	done
+	echo /tmp
+}
+WORK="$(mktemp -d "$(bench_tmp)/brig-bench.XXXXXX")"
 chmod 0755 "$WORK"
 TAG="$(basename "$WORK")"
 TAG="${TAG#brig-bench.}"
@@ -257,6 +274,7 @@ plot_summary() {
 # host_line: the machine and its load, for the output.
 host_line() {
 	note "host: $(uname -r), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	note "work dir and state roots: $WORK ($(stat -f -c %T "$WORK"))"
 }
 
 versions() {

@@ -8,9 +8,11 @@
 # calls under every runtime). The lifecycle's create is traced in the
 # background until its container exits, start and delete on their own, and
 # the three totals are added; the harness itself is never traced. brig's
-# create and run re-execute from a sealed memfd copy of the binary
-# (runtime/lib/selfexe.c, issue #11): the copy and the second start of the
-# binary are counted, as they are part of every create/run/exec.
+# create and run re-execute themselves from a detached read-only mount of
+# the binary, or a sealed memfd copy where that is not possible
+# (runtime/lib/selfexe.c, issues #11 and #15): the re-exec and the second
+# start of the binary are counted, as they are part of every
+# create/run/exec.
 # CPU: `perf stat -e task-clock` (inherited by every descendant, also the
 # container's process, which has exited before perf reads), without strace.
 # The lifecycle's CPU is taken over bench/timer.c --lifecycle; timer's own
@@ -20,15 +22,34 @@
 # calls and CPU (wrapper exec'ing a static no-op, minus that no-op) are
 # subtracted once per crun command.
 # Every runtime is measured alternately (A B C, then C B A) in each round.
+# --old PATH adds a second brig (runtime "old", e.g. a build of the tree
+# before a change) to the same rounds, so before and after come from one
+# run: the summary then has a brig/old column.
 #
-# Usage: bench/syscalls.sh [-n N] [--brig P] [--runc P] [--crun P|--no-crun]
+# What holds across machines: the syscall counts (same kernel, config and
+# host cgroup layout), and the CPU ratios between runtimes measured in one
+# run. What does not: absolute CPU and wall times (they scale with the
+# machine, its load and its hypervisor).
+#
+# Usage: bench/syscalls.sh [-n N] [--brig P] [--old P] [--runc P] [--crun P|--no-crun]
 #   (N= and QUICK=1 work; default N=10)
 # Writes bench/results/syscalls.csv, syscalls-summary.csv and, per runtime,
 # syscalls-run-RT.txt: the strace -c table (calls per syscall) of one `run`.
 set -euo pipefail
+OLD=""
+args=()
+while [ $# -gt 0 ]; do
+	if [ "$1" = --old ]; then OLD="${2:-}"; shift 2; else args+=("$1"); shift; fi
+done
+set -- ${args[@]+"${args[@]}"}
 NAME=syscalls
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
+if [ -n "$OLD" ]; then
+	[ -x "$OLD" ] || die "--old $OLD: not an executable"
+	RUNTIMES=(brig old "${RUNTIMES[@]:1}")
+	BIN[old]="$OLD"
+fi
 command -v strace >/dev/null || die "strace not found (apt-get install strace)"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
 ITERS="$(iterations 10 3)"
@@ -77,6 +98,7 @@ TIMER_CPU=$(( $(median_of cpu_us "$WORK/timer" "$WORK/nop" -- "$WORK/nop" -- "$W
 note "syscalls: N=$ITERS; strace -f -c (syscalls) and perf stat -e task-clock (CPU) per command"
 note "subtracted: crun wrapper $WRAP_CALLS calls and $WRAP_CPU µs per crun command; timer's share of the lifecycle's CPU $TIMER_CPU µs"
 versions
+[ -z "$OLD" ] || note "old: $OLD ($("$OLD" --version | head -n1))"
 host_line
 for rt in "${RUNTIMES[@]}"; do make_bundle "$rt" "$WORK/bundle-$rt" "$rt-sc"; done
 

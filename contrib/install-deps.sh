@@ -11,7 +11,7 @@ PACKAGES=(
 	# Build: autotools and the C toolchain
 	build-essential gcc autoconf automake libtool pkg-config make
 	# Libraries brig links against (found through pkg-config)
-	libyajl-dev libseccomp-dev libcap-dev libsystemd-dev
+	libyajl-dev libseccomp-dev libsystemd-dev
 	# clang: the second compiler checked in CI, and libFuzzer for the
 	# config-parser fuzz target (-fsanitize=fuzzer,address needs compiler-rt)
 	clang libclang-rt-14-dev

@@ -4,56 +4,63 @@
  * non-root uid) while the init still runs as root (brig_caps_prepare);
  * after setresuid/setresgid the permitted set survived, and brig_caps_apply
  * sets the five sets to exactly what config.json lists. The keep-caps flag
- * is left for execve to reset. A name libcap or the kernel does not know
- * is skipped with a warning (runtime-spec 1.3 config.md). */
-#include <ctype.h>
+ * is left for execve to reset. A name brig (capnames.c) or the kernel does
+ * not know is skipped with a warning (runtime-spec 1.3 config.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "capnames.h"
 #include "caps.h"
 #include "log.h"
 #include "utils.h"
+
+/* Does the running kernel know capability number c? PR_CAPBSET_READ
+ * fails with EINVAL above its last one. */
+static bool
+kernel_knows_cap (int c)
+{
+  return prctl (PR_CAPBSET_READ, c, 0, 0, 0) >= 0;
+}
 
 int
 brig_caps_last_cap (void)
 {
   static int last = -1;
-  _cleanup_free_ char *buf = NULL;
 
   if (last >= 0)
     return last;
-  if (brig_read_file_at (AT_FDCWD, "/proc/sys/kernel/cap_last_cap", &buf, NULL, NULL) == 0)
-    last = atoi (buf);
-  if (last <= 0)
-    last = CAP_LAST_CAP;
-  /* The masks below are 64 bits wide. */
-  if (last > 63)
-    last = 63;
+  /* Asked once per process, and only by a config that lists
+   * capabilities: from the newest capability brig knows, up or down, one
+   * prctl each (two on a kernel of brig's age). Cheaper than reading
+   * /proc/sys/kernel/cap_last_cap, and /proc need not be mounted. The
+   * masks below are 64 bits wide. */
+  last = CAP_LAST_CAP;
+  if (kernel_knows_cap (last))
+    while (last < 63 && kernel_knows_cap (last + 1))
+      last++;
+  else if (errno == EINVAL)
+    while (last > 0 && !kernel_knows_cap (last))
+      last--;
+  /* Any other error (a caller's seccomp filter): the headers' value. */
   return last;
 }
 
-/* Resolve "CAP_XXX" to its number; -1 when libcap or the kernel lacks it.
+/* Resolve "CAP_XXX" to its number; -1 when brig or the kernel lacks it.
  * Only the canonical upper-case spelling is accepted, as runc does. */
 static int
 cap_number (const char *name)
 {
-  cap_value_t v;
+  int v = brig_cap_from_name (name);
 
-  if (strncmp (name, "CAP_", 4) != 0 || name[4] == '\0')
+  if (v < 0 || v > brig_caps_last_cap ())
     return -1;
-  for (const char *p = name + 4; *p; p++)
-    if (!(isupper ((unsigned char) *p) || isdigit ((unsigned char) *p) || *p == '_'))
-      return -1;
-  if (cap_from_name (name, &v) < 0)
-    return -1;
-  if ((int) v > brig_caps_last_cap ())
-    return -1;
-  return (int) v;
+  return v;
 }
 
 static uint64_t
@@ -105,7 +112,6 @@ brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err)
 {
   struct cap_sets s;
   int last = brig_caps_last_cap ();
-  int r;
 
   parse_sets (caps, &s, true);
   /* The kernel clears the permitted set only when the uids all leave 0
@@ -119,11 +125,8 @@ brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err)
         continue;
       if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
         {
-          int e = errno;
-          char *name = cap_to_name ((cap_value_t) c);
-          r = brig_error_set (err, e, "drop %s from the bounding set", name ? name : "?");
-          cap_free (name);
-          return r;
+          const char *name = brig_cap_name (c);
+          return brig_error_set (err, errno, "drop %s from the bounding set", name ? name : "?");
         }
     }
   return 0;
@@ -143,7 +146,7 @@ get_proc (struct proc_caps *p, brig_error *err)
   struct __user_cap_data_struct d[2];
 
   memset (d, 0, sizeof d);
-  if (capget (&h, d) < 0)
+  if (syscall (SYS_capget, &h, d) < 0)
     return brig_error_errno (err, "get capabilities");
   p->eff = d[0].effective | (uint64_t) d[1].effective << 32;
   p->perm = d[0].permitted | (uint64_t) d[1].permitted << 32;
@@ -165,7 +168,7 @@ set_proc (uint64_t eff, uint64_t perm, uint64_t inh, brig_error *err)
   d[0] = (struct __user_cap_data_struct) { (uint32_t) eff, (uint32_t) perm, (uint32_t) inh };
   d[1] = (struct __user_cap_data_struct) { (uint32_t) (eff >> 32), (uint32_t) (perm >> 32),
                                            (uint32_t) (inh >> 32) };
-  if (capset (&h, d) < 0)
+  if (syscall (SYS_capset, &h, d) < 0)
     return brig_error_errno (err, "set capabilities");
   return 0;
 }
@@ -213,10 +216,8 @@ brig_caps_apply (const oci_capabilities *caps, brig_error *err)
            * honoured as far as possible, as runc does, and as quietly:
            * `runc spec` itself writes such a config, so a warning would
            * be printed on every run of the most common bundle. */
-          int e = errno;
-          char *name = cap_to_name ((cap_value_t) c);
-          brig_debug ("cannot raise ambient capability %s: %s", name ? name : "?", strerror (e));
-          cap_free (name);
+          const char *name = brig_cap_name (c);
+          brig_debug ("cannot raise ambient capability %s: %s", name ? name : "?", strerror (errno));
         }
     }
   return 0;
@@ -231,16 +232,9 @@ brig_caps_known (size_t *n)
   *n = 0;
   for (int i = 0; i <= last; i++)
     {
-      char *name = cap_to_name ((cap_value_t) i);
-      /* libcap spells numbers it has no name for as plain digits. */
-      if (name != NULL && strncmp (name, "cap_", 4) == 0)
-        {
-          char *up = xstrdup (name);
-          for (char *p = up; *p; p++)
-            *p = (char) toupper ((unsigned char) *p);
-          v[(*n)++] = up;
-        }
-      cap_free (name);
+      const char *name = brig_cap_name (i);
+      if (name != NULL)
+        v[(*n)++] = xstrdup (name);
     }
   v[*n] = NULL;
   return v;

@@ -1,23 +1,40 @@
-/* A sealed copy of the brig binary to run from. See selfexe.h.
+/* The runtime binary out of the container's reach. See selfexe.h.
  *
- * Why a copy and not the file itself: whatever file is brig's exe_file when
- * a brig process execve()s in the container is what /proc/self/exe names
- * there, and the container can reopen it through /proc/PID/exe. A memfd
- * sealed with F_SEAL_WRITE|F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_SEAL cannot be
- * changed by anyone, whatever their privileges, and has no path back to the
- * host's file. Being non-dumpable does not help: the program the container
- * runs is dumpable again after its execve. */
+ * Whatever file is brig's exe_file when a brig process execve()s in the
+ * container is what /proc/self/exe names there, and the container can
+ * reopen it through /proc/PID/exe. Being non-dumpable does not help: the
+ * program the container runs is dumpable again after its execve. So the
+ * commands that place a process in a container re-execute brig first from
+ * a file nobody can write:
+ *
+ * 1. A detached read-only bind mount of the binary (open_tree
+ *    OPEN_TREE_CLONE, mount_setattr RDONLY|NOSUID|NODEV, execveat of the
+ *    mount fd). The mount fd is close-on-exec: when the execve closes it,
+ *    the kernel dissolves the mount (it is in no mount namespace from then
+ *    on, only the new exe_file pins it), so no mountinfo lists it and
+ *    mount_setattr or open_tree on it fail (EINVAL) for everyone. A write
+ *    through /proc/PID/exe needs that mount writable: EROFS. No copy: the
+ *    page cache of the binary is shared, nothing is charged per command.
+ *    Needs CAP_SYS_ADMIN over brig's own mount namespace and Linux 5.12.
+ * 2. Otherwise (rootless, old kernels, a binary in another mount namespace)
+ *    a memfd copy sealed with F_SEAL_WRITE|F_SEAL_SHRINK|F_SEAL_GROW|
+ *    F_SEAL_SEAL, which nobody can change, whatever their privileges, and
+ *    which has no path back to the host's file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "paths.h"
 #include "selfexe.h"
 #include "utils.h"
 
@@ -140,6 +157,32 @@ sealed_copy (int src, off_t size, brig_error *err)
   return brig_steal_fd (mfd);
 }
 
+/* Re-execute the binary src refers to through a detached read-only bind
+ * mount of it. Returns -errno when the kernel or our privileges do not
+ * allow it (the caller falls back to the sealed copy); does not return on
+ * success. */
+static int
+exec_from_detached_mount (int src, char **argv)
+{
+  /* Not AT_RECURSIVE: a file has no submounts. OPEN_TREE_CLOEXEC (added by
+   * brig_open_tree) is what dissolves the mount at the execve. */
+  _cleanup_close_ int tree = brig_open_tree (src, "", OPEN_TREE_CLONE | AT_EMPTY_PATH);
+  int r;
+
+  if (tree < 0)
+    return tree;
+  /* NOSUID: a setuid or file-capability bit on the binary gives nothing
+   * through this mount (nor to a container program that executes it), as
+   * with the memfd copy. */
+  r = brig_mount_setattr_fd (tree, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID
+                             | MOUNT_ATTR_NODEV, 0, 0, -1);
+  if (r < 0)
+    return r;
+  brig_debug ("re-executing from a detached read-only mount of the binary");
+  execveat (tree, "", argv, environ, AT_EMPTY_PATH);
+  return -errno;
+}
+
 int
 brig_selfexe_seal (char **argv, brig_error *err)
 {
@@ -150,21 +193,30 @@ brig_selfexe_seal (char **argv, brig_error *err)
 
   if (src < 0)
     return brig_error_errno (err, "open /proc/self/exe");
-  /* F_GET_SEALS fails (EINVAL) on anything but a memfd/shmem file: only
-   * the kernel can say we already run from a sealed copy. */
-  if (fd_is_sealed (src))
-    return 0;
-  /* A binary on a read-only mount (an operator's `mount --bind -o ro` of
-   * brig over itself, a read-only /usr) cannot be reopened for writing
-   * through /proc/PID/exe: the write needs that same mount, which the
-   * container can neither remount nor reach from its own mount namespace.
-   * Nothing to copy then. */
-  struct statvfs sv;
-  if (fstatvfs (src, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+  /* A binary on a read-only mount cannot be reopened for writing through
+   * /proc/PID/exe: the write needs that same mount, which the container can
+   * neither remount nor reach from its own mount namespace. That is our own
+   * detached mount after the re-exec below (checked first: the common
+   * case), an operator's `mount --bind -o ro` of brig over itself, or a
+   * read-only /usr. Asked of the kernel (statfs of the exe's mount), never
+   * of the environment. */
+  struct statfs sf;
+  if (fstatfs (src, &sf) < 0)
+    return brig_error_errno (err, "statfs /proc/self/exe");
+  if (sf.f_flags & ST_RDONLY)
     {
       brig_debug ("the runtime binary is on a read-only mount: run it in place");
       return 0;
     }
+  /* Only the kernel can say we already run from a sealed copy, and only
+   * of a memfd (shmem, TMPFS_MAGIC): F_GET_SEALS fails on anything else,
+   * so a binary elsewhere does not ask. */
+  if (sf.f_type == TMPFS_MAGIC && fd_is_sealed (src))
+    return 0;
+  /* Returns only when this kernel or these privileges cannot. */
+  int r = exec_from_detached_mount (src, argv);
+  brig_debug ("no detached read-only mount of the binary (%s): make a sealed copy",
+              strerror (-r));
   if (fstat (src, &st) < 0)
     return brig_error_errno (err, "stat /proc/self/exe");
   size = elf_runtime_size (src, st.st_size);

@@ -7,11 +7,17 @@
  * nothing executes that file any more reopens the fd for writing through
  * /proc/self/fd/N and writes "PWNED" over its first bytes.
  *
- *   exe_thief FIFO OUT [SECONDS]
+ *   exe_thief FIFO OUT [SECONDS [mount]]
  *
  * Appends to OUT (and prints) "target: PID EXE-LINK" (or "target: none"),
  * "reopen: ok|ERRNO", "write: ok|ERRNO", then "done". Gives up after
- * SECONDS (default 20). Built -static to run in the busybox rootfs. */
+ * SECONDS (default 20). With "mount" it then attacks the mount the exe
+ * lies on (boundary_exe_mount.bats): "mnt_id: N" (statx), "mountinfo:
+ * absent|PID" (a /proc/PID/mountinfo that lists that mount), "setattr:
+ * ok|ERRNO" (mount_setattr clearing MOUNT_ATTR_RDONLY), "clone: ok|ERRNO"
+ * (open_tree OPEN_TREE_CLONE of it) and, when the clone worked,
+ * "clone-setattr: ..." and "clone-reopen: ..." (the same through the
+ * clone). Built -static to run in the busybox rootfs. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +56,8 @@ errno_name (int e)
     case EINVAL: return "EINVAL";
     case EBADF: return "EBADF";
     case ESRCH: return "ESRCH";
+    case ENOSYS: return "ENOSYS";
+    case EXDEV: return "EXDEV";
     default: return "EOTHER";
     }
 }
@@ -121,6 +131,85 @@ grab_exe (const char *marker, double deadline, char *pid_out, size_t pid_len)
   return -1;
 }
 
+/* Clear MOUNT_ATTR_RDONLY on the mount fd lies on. */
+static int
+clear_rdonly (int fd)
+{
+  struct mount_attr attr = { .attr_clr = MOUNT_ATTR_RDONLY };
+  return (int) syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof attr);
+}
+
+/* Is mount id listed in any /proc/PID/mountinfo this process can read?
+ * Prints the first PID that lists it, or "absent". */
+static void
+find_in_mountinfo (unsigned long long id)
+{
+  char want[32];
+  DIR *d = opendir ("/proc");
+  struct dirent *e;
+  int n = snprintf (want, sizeof want, "%llu ", id);
+
+  while (d != NULL && (e = readdir (d)) != NULL)
+    {
+      char path[300], line[8192];
+      FILE *f;
+      if (e->d_name[0] < '0' || e->d_name[0] > '9')
+        continue;
+      snprintf (path, sizeof path, "/proc/%s/mountinfo", e->d_name);
+      f = fopen (path, "re");
+      if (f == NULL)
+        continue;
+      while (fgets (line, sizeof line, f) != NULL)
+        if (strncmp (line, want, (size_t) n) == 0)
+          {
+            say ("mountinfo: %s\n", e->d_name);
+            fclose (f);
+            closedir (d);
+            return;
+          }
+      fclose (f);
+    }
+  if (d != NULL)
+    closedir (d);
+  say ("mountinfo: absent\n");
+}
+
+/* The attacks on the mount itself: make it writable, or clone it and make
+ * the clone writable. */
+static void
+attack_mount (int exe)
+{
+  struct statx stx;
+  int clone;
+
+  if (statx (exe, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
+    {
+      say ("mnt_id: %llu\n", (unsigned long long) stx.stx_mnt_id);
+      find_in_mountinfo ((unsigned long long) stx.stx_mnt_id);
+    }
+  else
+    say ("mnt_id: %s\n", errno_name (errno));
+  say ("setattr: %s\n", clear_rdonly (exe) == 0 ? "ok" : errno_name (errno));
+  clone = (int) syscall (SYS_open_tree, exe, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (clone < 0)
+    {
+      say ("clone: %s\n", errno_name (errno));
+      return;
+    }
+  say ("clone: ok\n");
+  say ("clone-setattr: %s\n", clear_rdonly (clone) == 0 ? "ok" : errno_name (errno));
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", clone);
+  int w = open (path, O_WRONLY | O_CLOEXEC);
+  say ("clone-reopen: %s\n", w >= 0 ? "ok" : errno_name (errno));
+  if (w >= 0)
+    {
+      say ("clone-write: %s\n", pwrite (w, "PWNED", 5, 0) == 5 ? "ok" : errno_name (errno));
+      close (w);
+    }
+  close (clone);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -175,7 +264,10 @@ main (int argc, char **argv)
     }
   if (w < 0)
     {
-      say ("reopen: %s\ndone\n", errno_name (errno));
+      say ("reopen: %s\n", errno_name (errno));
+      if (argc > 4 && strcmp (argv[4], "mount") == 0)
+        attack_mount (exe);
+      say ("done\n");
       return 1;
     }
   say ("reopen: ok\n");
