@@ -535,6 +535,13 @@ brig_cgroup_free (brig_cgroup *cg)
       free (cg->dirs[i].path);
     }
   free (cg->dirs);
+  for (size_t i = 0; i < cg->n_skipped; i++)
+    {
+      free (cg->skipped[i].controllers);
+      free (cg->skipped[i].mountpoint);
+      free (cg->skipped[i].path);
+    }
+  free (cg->skipped);
   free (cg->foreign);
   free (cg->path);
   free (cg->unit);

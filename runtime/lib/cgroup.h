@@ -36,6 +36,12 @@ struct brig_cgroup_config {
   /* run.brig.cgroup.shared=true: an existing cgroup with processes may be
    * used; they are never signalled, frozen or removed by brig. */
   bool shared;
+  /* The config has no mount of type "cgroup" (v1 hierarchies: brig's
+   * /sys/fs/cgroup) or "cgroup2": only then may a hierarchy it does not
+   * use be left out, since its mount would show brig's own cgroup tree
+   * (docs/cgroups.md, "Which hierarchies"). false (the default) joins all. */
+  bool no_cgroup_mount;
+  bool no_cgroup2_mount;
   /* Called once the cgroup is planned and before anything is made, with
    * brig_cgroup_record() to write down (may be NULL). */
   int (*before_make) (const brig_cgroup *cg, void *data, brig_error *err);
@@ -122,6 +128,18 @@ int brig_cgroup_is_frozen (brig_cgroup *cg);
 
 /* Apply new resources to an existing cgroup (brig update). */
 int brig_cgroup_update (brig_cgroup *cg, const oci_resources *res, brig_error *err);
+
+/* brig_cgroup_update for a container whose create left hierarchies out:
+ * one that res needs is made (record is called with its directory first,
+ * for the ownership record) and every process of the container moved into
+ * it, then res is applied. */
+int brig_cgroup_update_grow (brig_cgroup *cg, const oci_resources *res,
+                             int (*record) (const char *dir, void *data, brig_error *err),
+                             void *data, brig_error *err);
+
+/* True when the container is in the hierarchy with this v1 controller (or,
+ * with NULL, the cgroup2 one); false when create left it out. */
+bool brig_cgroup_joined (const brig_cgroup *cg, const char *controller);
 
 /* The host's cgroup mode, detected once from /proc/self/mountinfo. */
 enum brig_cgroup_mode brig_cgroup_host_mode (void);

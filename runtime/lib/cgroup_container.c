@@ -1,7 +1,10 @@
 /* pause, resume, update and the events view: the state store gives the
  * cgroup manager and path recorded at create; the manager does the rest. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cgroup_container.h"
 #include "cgroup_record.h"
@@ -68,6 +71,23 @@ brig_container_resume (const struct brig_context *ctx, const char *id, brig_erro
   return set_frozen (ctx, id, false, err);
 }
 
+/* The ownership record learns of a directory update is about to make. */
+static int
+record_made (const char *dir, void *data, brig_error *err)
+{
+  brig_container *c = data;
+  _cleanup_free_ char *line = xasprintf ("made %s\n", dir);
+  _cleanup_close_ int fd = openat (c->dirfd, BRIG_STATE_RECORD, O_WRONLY | O_APPEND | O_CLOEXEC);
+  int r;
+
+  if (fd < 0)
+    return brig_error_errno (err, "open %s", BRIG_STATE_RECORD);
+  r = brig_write_all (fd, line, strlen (line));
+  if (r < 0)
+    return brig_error_set (err, -r, "write %s", BRIG_STATE_RECORD);
+  return 0;
+}
+
 int
 brig_container_update (const struct brig_context *ctx, const char *id,
                        const oci_resources *res, brig_error *err)
@@ -83,7 +103,8 @@ brig_container_update (const struct brig_context *ctx, const char *id,
   r = load_cgroup (c, &cg, err);
   if (r < 0)
     return r;
-  r = brig_cgroup_update (cg, res, err);
+  /* a hierarchy create left out is made (and recorded) when res needs it */
+  r = brig_cgroup_update_grow (cg, res, record_made, c, err);
   brig_cgroup_free (cg);
   if (r < 0)
     return brig_error_wrap (err, "update container \"%s\"", id);

@@ -12,27 +12,6 @@
 #include "log.h"
 #include "utils.h"
 
-/* The first component of path below mountpoint that does not exist yet
- * (what create must remove again on failure), or NULL. */
-static char *
-first_missing (const char *mountpoint, const char *path)
-{
-  _cleanup_free_ char *copy = xstrdup (path);
-  char *dir = xstrdup (mountpoint), *save = NULL, *tok;
-  struct stat st;
-
-  for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
-    {
-      char *next = xasprintf ("%s/%s", dir, tok);
-      free (dir);
-      dir = next;
-      if (stat (dir, &st) < 0)
-        return dir;
-    }
-  free (dir);
-  return NULL;
-}
-
 static bool
 rootless_denied (const brig_cgroup *cg, int r)
 {
@@ -108,9 +87,9 @@ fs_resolve (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *e
   return brig_cgroup_resolve_path (cp, own, cfg->id, &cg->path, err);
 }
 
-/* Make dirs[i]. The usual case, a v1 hierarchy whose parent cgroup exists,
- * takes one mkdir; otherwise note the first missing level (*created: what
- * a failed create removes) and make every level. */
+/* Make dirs[i]. The usual case, a hierarchy whose parent cgroup exists,
+ * takes one mkdir; otherwise every level is made, noting the first one
+ * that was missing (*created: what a failed create removes). */
 static int
 make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
           brig_error *err)
@@ -120,15 +99,15 @@ make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
 
   if (r != 0)
     return r < 0 ? r : 0;
-  *created = first_missing (mp, cg->path);
   if (ctl)
-    return brig_cgroup_v1_mkdir (mp, ctl, cg->path, err);
+    return brig_cgroup_v1_mkdir_walk (mp, ctl, cg->path, created, err);
   if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
-    return brig_cgroup_v2_mkdir (mp, cg->path, true, NULL, err);
+    return brig_cgroup_v2_mkdir_walk (mp, cg->path, true, NULL, created, err);
   if (cg->mode == BRIG_CGROUP_V2)
     /* systemd owns the ancestors and enabled what a delegated unit needs */
-    return brig_cgroup_v2_mkdir (mp, cg->path, false, NULL, err);
-  return brig_cgroup_v2_mkdir (mp, cg->path, false, hybrid_v2_wants (cg, res), err);
+    return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, NULL, created, err);
+  return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, hybrid_v2_wants (cg, res), created,
+                                    err);
 }
 
 int
@@ -193,6 +172,8 @@ fs_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *er
       if (r < 0)
         return r;
     }
+  brig_cgroup_fill_dirs (cg, brig_cgroup_host_get ());
+  brig_cgroup_scope (cg, cfg);
   return brig_cgroup_plan (cg, cfg, err);
 }
 

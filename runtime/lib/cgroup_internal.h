@@ -59,6 +59,10 @@ struct brig_cgroup {
   char *path;                    /* "/brig/ID": the same in every hierarchy */
   struct brig_cgroup_dir *dirs;  /* v1 hierarchies first, then cgroup2 */
   size_t n_dirs;
+  /* Hierarchies the container is not in (cgroup_scope.c): create left them
+   * out, update may move them into dirs. */
+  struct brig_cgroup_dir *skipped;
+  size_t n_skipped;
   const char *unified;           /* path of the cgroup2 dir (in dirs) or NULL */
   bool rootless;
   bool shared;                   /* run.brig.cgroup.shared: others' processes live here */
@@ -142,6 +146,28 @@ int brig_cgroup_plan (brig_cgroup *cg, const struct brig_cgroup_config *cfg, bri
  * foreign ones; sorted, malloc'd. */
 int brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err);
 
+/* ---- which hierarchies a container is in (cgroup_scope.c) ---- */
+
+/* True when a hierarchy with these v1 controllers (NULL: the cgroup2
+ * hierarchy of a hybrid host) may be left out of a container that does not
+ * use it. Pure; unit-tested. */
+bool brig_cgroup_dir_optional (const char *controllers);
+
+/* True when res sets a value of a hierarchy with these controllers (NULL:
+ * the cgroup2 one of a hybrid host, whose v1 side has hugetlb or not).
+ * Pure; unit-tested. */
+bool brig_cgroup_dir_used (const char *controllers, const oci_resources *res, bool v1_hugetlb);
+
+/* Move the optional hierarchies cfg does not need from cg->dirs to
+ * cg->skipped (cgroupfs manager, v1 and hybrid hosts). */
+void brig_cgroup_scope (brig_cgroup *cg, const struct brig_cgroup_config *cfg);
+
+/* Move skipped[k] into dirs (v1 ones before the cgroup2 one). */
+void brig_cgroup_unskip (brig_cgroup *cg, size_t k);
+
+/* Move dirs[i] to skipped. */
+void brig_cgroup_skip (brig_cgroup *cg, size_t i);
+
 /* ---- the cgroupfs manager (cgroup_fs.c); the systemd one builds on it ---- */
 
 /* mkdir cg->path in every hierarchy and apply res (NULL: defaults only),
@@ -156,13 +182,18 @@ int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 /* ---- cgroupfs v1 / v2 (cgroup_v1.c, cgroup_v2.c) ---- */
 
 /* The usual case of brig_cgroup_v1_mkdir: one mkdir makes the cgroup
- * because its parent exists (not for cpuset, which needs the walk). 1 when it did (*created: the new dir), 0 when
- * the caller must take the slow path, or -errno. */
+ * because its parent exists (cpuset: and has its cpus and mems, which are
+ * copied down). 1 when it did (*created: the new dir), 0 when the caller
+ * must take the slow path, or -errno (*created may be set: remove it). */
 int brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
                                char **created, brig_error *err);
 /* mkdir the cgroup in one v1 hierarchy (copying cpuset.cpus/mems down). */
 int brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
                           brig_error *err);
+/* brig_cgroup_v1_mkdir, noting the first level it made (*created, or NULL
+ * when every level existed): what a failed create removes again. */
+int brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, const char *path,
+                               char **created, brig_error *err);
 int brig_cgroup_v1_freeze (const char *freezer_dir, bool freeze, brig_error *err);
 
 /* mkdir the cgroup in the v2 hierarchy, enabling controllers in the
@@ -170,6 +201,9 @@ int brig_cgroup_v1_freeze (const char *freezer_dir, bool freeze, brig_error *err
  * else only those listed in want, comma separated). */
 int brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, const char *want,
                           brig_error *err);
+/* brig_cgroup_v2_mkdir, noting the first level it made (*created, or NULL). */
+int brig_cgroup_v2_mkdir_walk (const char *mountpoint, const char *path, bool all, const char *want,
+                               char **created, brig_error *err);
 int brig_cgroup_v2_enable (const char *mountpoint, const char *path, const char *want,
                            brig_error *err);
 int brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err);

@@ -143,6 +143,13 @@ brig_cgroup_record (const brig_cgroup *cg)
         free (out);
         out = n;
       }
+  /* left out: delete has nothing there, exec and update must not write there */
+  for (size_t i = 0; i < cg->n_skipped; i++)
+    {
+      char *n = xasprintf ("%sskip %s\n", out, cg->skipped[i].path);
+      free (out);
+      out = n;
+    }
   for (size_t i = 0; i < cg->n_foreign; i++)
     {
       char *n = xasprintf ("%sforeign %d %llu\n", out, (int) cg->foreign[i].pid,
@@ -198,6 +205,16 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
     {
       if (strcmp (line, "shared") == 0)
         cg->shared = true;
+      else if ((v = line_value (line, "skip")))
+        {
+          /* a "made" line after it (update joined it later) takes it back */
+          for (size_t i = 0; i < cg->n_dirs; i++)
+            if (strcmp (cg->dirs[i].path, v) == 0 && !cg->dirs[i].made)
+              {
+                brig_cgroup_skip (cg, i);
+                break;
+              }
+        }
       else if ((v = line_value (line, "made")))
         {
           /* only a directory of this path: the record cannot point delete
@@ -205,6 +222,13 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
           for (size_t i = 0; i < cg->n_dirs; i++)
             if (strcmp (cg->dirs[i].path, v) == 0)
               cg->dirs[i].made = true;
+          for (size_t k = 0; k < cg->n_skipped; k++)
+            if (strcmp (cg->skipped[k].path, v) == 0)
+              {
+                cg->skipped[k].made = true;
+                brig_cgroup_unskip (cg, k);
+                break;
+              }
         }
       else if ((v = line_value (line, "foreign")))
         {

@@ -66,13 +66,14 @@ brig_cgroup_v2_enable (const char *mountpoint, const char *path, const char *wan
 }
 
 int
-brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, const char *want,
-                      brig_error *err)
+brig_cgroup_v2_mkdir_walk (const char *mountpoint, const char *path, bool all, const char *want,
+                           char **created, brig_error *err)
 {
   _cleanup_free_ char *dir = xstrdup (mountpoint);
   _cleanup_free_ char *copy = xstrdup (path);
   char *save = NULL, *tok;
 
+  *created = NULL;
   for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
     {
       char *next;
@@ -81,10 +82,24 @@ brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, const 
       next = xasprintf ("%s/%s", dir, tok);
       free (dir);
       dir = next;
-      if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+      /* mkdir's EEXIST says what a stat before it would */
+      if (mkdir (dir, 0755) == 0)
+        {
+          if (*created == NULL)
+            *created = xstrdup (dir);
+        }
+      else if (errno != EEXIST)
         return brig_error_errno (err, "mkdir %s", dir);
     }
   return 0;
+}
+
+int
+brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, const char *want,
+                      brig_error *err)
+{
+  _cleanup_free_ char *created = NULL;
+  return brig_cgroup_v2_mkdir_walk (mountpoint, path, all, want, &created, err);
 }
 
 static void

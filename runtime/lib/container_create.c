@@ -571,6 +571,16 @@ record_cgroup (const brig_cgroup *cg, void *data, brig_error *err)
   return brig_state_record_write (c->dirfd, text, err);
 }
 
+/* True when the config mounts a filesystem of this type (cgroup scope). */
+static bool
+has_mount_type (const oci_config *cfg, const char *type)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if (cfg->mounts[i].type && strcmp (cfg->mounts[i].type, type) == 0)
+      return true;
+  return false;
+}
+
 /* Create up to READY; on success c holds the running init. */
 static int
 create_common (struct create_ctx *c, brig_error *err)
@@ -642,6 +652,8 @@ create_common (struct create_ctx *c, brig_error *err)
     .rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0),
     .annotations = c->cfg->annotations,
     .shared = shared,
+    .no_cgroup_mount = !has_mount_type (c->cfg, "cgroup"),
+    .no_cgroup2_mount = !has_mount_type (c->cfg, "cgroup2"),
     .before_make = record_cgroup,
     .before_make_data = c,
   };

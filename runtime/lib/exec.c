@@ -690,12 +690,10 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
       if (r < 0)
         goto out;
     }
-  if (c->st.cgroup_manager && c->st.cgroup_path)
-    {
-      r = brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, &cg, err);
-      if (r < 0)
-        goto out;
-    }
+  /* from the ownership record: the hierarchies create joined, not every one */
+  r = brig_container_cgroup (c, &cg, err);
+  if (r < 0)
+    goto out;
   if (p->terminal)
     {
       if (o->console_socket)

@@ -70,14 +70,19 @@ add_mknod_cap() {
 	run_detached c1
 	local pid line n=0
 	pid="$(brig state c1 | jq -r .pid)"
+	# brig leaves a hybrid host's cgroup2 hierarchy out when the config does
+	# not use it and nothing could be inherited there (cgroups_scope.bats)
+	local left_out=false
+	is_brig && grep -q '^skip /sys/fs/cgroup/unified/' "$ROOT/c1/made" && left_out=true
 	while IFS= read -r line; do
 		# hierarchy-id:controllers:path
+		[ "$left_out" = true ] && [ "$line" = "0::/" ] && continue
 		[ "${line##*:}" = "/$TEST_CGROUP_PARENT/$CGROUP_NAME" ] ||
 			{ echo "not in the container's cgroup: $line" >&2; return 1; }
 		n=$((n + 1))
 	done <"/proc/$pid/cgroup"
 	[ "$n" -ge 1 ]
-	if [ -d /sys/fs/cgroup/unified ]; then
+	if [ -d /sys/fs/cgroup/unified ] && [ "$left_out" = false ]; then
 		# hybrid: also placed in the unified hierarchy, as runc does
 		grep -q "^0::/$TEST_CGROUP_PARENT/$CGROUP_NAME\$" "/proc/$pid/cgroup"
 	fi

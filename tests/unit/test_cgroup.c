@@ -346,15 +346,44 @@ test_record (void)
   brig_error_clear (&err);
 }
 
+/* Which hierarchies a container may be left out of (cgroup_scope.c). */
+static void
+test_scope (void)
+{
+  oci_network net = { .has_class_id = true, .class_id = 1 };
+  oci_resources none = { 0 }, cls = { .network = &net };
+  oci_hugepage_limit h = { .page_size = (char *) "2MB", .limit = 1, .has_limit = true };
+  oci_resources huge = { .hugepage_limits = &h, .hugepage_limits_len = 1 };
+  static const char *const always[] = { "cpu", "cpuacct", "cpu,cpuacct", "cpuset", "memory",
+                                        "pids", "blkio", "devices", "freezer", "hugetlb",
+                                        "name=systemd", "net_cls,cpu" };
+  bool ok = true;
+
+  for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+    ok = ok && !brig_cgroup_dir_optional (always[i]);
+  tap_ok (ok, "scope: resource, device, freezer and named hierarchies are always joined");
+  tap_ok (brig_cgroup_dir_optional ("net_cls,net_prio") && brig_cgroup_dir_optional ("perf_event")
+          && brig_cgroup_dir_optional ("rdma") && brig_cgroup_dir_optional ("misc")
+          && brig_cgroup_dir_optional (NULL), "scope: net_cls, net_prio, perf_event, rdma, misc "
+          "and a hybrid host's cgroup2 may be left out");
+  tap_ok (!brig_cgroup_dir_used ("net_cls,net_prio", &none, false)
+          && brig_cgroup_dir_used ("net_cls,net_prio", &cls, false)
+          && !brig_cgroup_dir_used ("perf_event", &cls, false), "scope: classID uses net_cls");
+  tap_ok (brig_cgroup_dir_used (NULL, &huge, false) && !brig_cgroup_dir_used (NULL, &huge, true)
+          && !brig_cgroup_dir_used (NULL, NULL, false),
+          "scope: hugepageLimits use cgroup2 only where v1 has no hugetlb");
+}
+
 int
 main (void)
 {
-  tap_plan (76);
+  tap_plan (80);
   test_mountinfo ();
   test_paths ();
   test_systemd_names ();
   test_conversions ();
   test_devices ();
   test_record ();
+  test_scope ();
   return tap_done ();
 }

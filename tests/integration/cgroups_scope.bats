@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# Which cgroup hierarchies a container is in (docs/cgroups.md, "Which
+# hierarchies"): on v1 and hybrid hosts brig leaves out a hierarchy the
+# config does not use when nothing could be inherited there (its cgroupsPath's
+# first directory does not exist in it) and the container cannot see it; the
+# controllers brig and the engines need are always joined. Checked from the
+# host: /proc/PID/cgroup, the cgroup directories, the ownership record.
+# Hybrid-only checks skip elsewhere, saying so (pure v2 has one hierarchy,
+# joined by clone3).
+
+load helpers
+
+setup() {
+	requires root brig command:run command:state command:delete
+	setup_bundle
+	# a test-only top-level parent that exists in no hierarchy yet, so that
+	# nothing can be inherited there
+	SCOPE_TOP="brig-test-scope-${CGROUP_NAME##*.}"
+	update_config ".linux.cgroupsPath = \"/$SCOPE_TOP/c\" | .process.args = [\"sleep\", \"100\"]"
+}
+
+teardown() {
+	teardown_bundle
+	local d
+	for d in /sys/fs/cgroup/*/"$SCOPE_TOP" /sys/fs/cgroup/"$SCOPE_TOP"; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
+}
+
+requires_hybrid() {
+	[ -d /sys/fs/cgroup/memory ] && [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] ||
+		skip "needs a hybrid host (v1 controllers and cgroup2 at /sys/fs/cgroup/unified)"
+}
+
+# scope_dirs: every directory of the test's container cgroup, any hierarchy.
+scope_dirs() {
+	local d
+	for d in /sys/fs/cgroup/*/"$SCOPE_TOP"/c /sys/fs/cgroup/"$SCOPE_TOP"/c; do
+		[ -d "$d" ] && echo "$d"
+	done
+	return 0
+}
+
+# scope_pids: live processes in the test's container cgroup, any hierarchy.
+scope_pids() {
+	local f pid
+	grep -l -E ":/$SCOPE_TOP/c(/|\$)" /proc/[0-9]*/cgroup 2>/dev/null | while read -r f; do
+		pid="${f#/proc/}" pid="${pid%/cgroup}"
+		process_alive "$pid" && echo "$pid"
+	done
+	return 0
+}
+
+# in_every_v1 PID: the process is in /SCOPE_TOP/c in every v1 hierarchy
+# (named ones too) and the directory exists there.
+in_every_v1() {
+	local line n=0 mp
+	while IFS= read -r line; do
+		[ "${line%%:*}" = 0 ] && continue
+		[ "${line##*:}" = "/$SCOPE_TOP/c" ] || { echo "not joined: $line" >&2; return 1; }
+		n=$((n + 1))
+	done <"/proc/$1/cgroup"
+	for mp in $(awk '$9 == "cgroup" { print $5 }' /proc/self/mountinfo); do
+		[ -d "$mp/$SCOPE_TOP/c" ] || { echo "no $mp/$SCOPE_TOP/c" >&2; return 1; }
+	done
+	[ "$n" -ge 1 ]
+}
+
+@test "cgroups_scope: empty resources: every v1 hierarchy, not the hybrid host's cgroup2" {
+	requires_hybrid
+	run_detached c1
+	local pid
+	pid="$(brig state c1 | jq -r .pid)"
+	cat "/proc/$pid/cgroup"
+	in_every_v1 "$pid"
+	# the unified hierarchy: still in the runtime's own cgroup, no directory
+	grep -qx '0::/' "/proc/$pid/cgroup"
+	[ ! -e "/sys/fs/cgroup/unified/$SCOPE_TOP" ]
+	grep -qx "skip /sys/fs/cgroup/unified/$SCOPE_TOP/c" "$ROOT/c1/made"
+	# name=systemd, freezer, devices are always there
+	grep -q ":name=systemd:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+	grep -q ":freezer:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+	grep -q ":devices:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+}
+
+@test "cgroups_scope: a parent that exists in cgroup2 keeps the container there" {
+	requires_hybrid
+	# someone organised cgroups under the parent: what they set must apply
+	mkdir "/sys/fs/cgroup/unified/$SCOPE_TOP"
+	run_detached c1
+	local pid
+	pid="$(brig state c1 | jq -r .pid)"
+	grep -qx "0::/$SCOPE_TOP/c" "/proc/$pid/cgroup"
+	in_every_v1 "$pid"
+	! grep -q '^skip ' "$ROOT/c1/made" || false
+	brig delete -f c1
+	[ -z "$(scope_dirs)" ]
+	# brig made only the leaf: the parent it found stays
+	[ -d "/sys/fs/cgroup/unified/$SCOPE_TOP" ]
+}
+
+@test "cgroups_scope: a cgroup2 mount or a run.brig. annotation keeps the container in cgroup2" {
+	requires_hybrid
+	add_mount '{"destination": "/mnt", "type": "cgroup2", "source": "cgroup2"}'
+	run_detached c1
+	grep -qx "0::/$SCOPE_TOP/c" "/proc/$(brig state c1 | jq -r .pid)/cgroup"
+	brig delete -f c1
+	update_config 'del(.mounts[-1]) | .annotations["run.brig.cgroup.shared"] = "false"'
+	run_detached c2
+	grep -qx "0::/$SCOPE_TOP/c" "/proc/$(brig state c2 | jq -r .pid)/cgroup"
+}
+
+@test "cgroups_scope: pause, ps, exec, events, kill --all and delete -f work and leave nothing" {
+	requires_hybrid
+	run_detached c1
+	local pid epid
+	pid="$(brig state c1 | jq -r .pid)"
+	grep -qx '0::/' "/proc/$pid/cgroup"
+	# exec joins the same hierarchies as the init
+	brig exec -d c1 sleep 200
+	epid="$(scope_pids | grep -vx "$pid" | head -n1)"
+	[ -n "$epid" ]
+	diff "/proc/$pid/cgroup" "/proc/$epid/cgroup"
+	run brig ps c1
+	[ "$status" -eq 0 ]
+	[ "$(grep -c sleep <<<"$output")" -eq 2 ]
+	brig events --stats c1 | jq -e '.data.pids.current == 2'
+	brig pause c1
+	grep -qx FROZEN "/sys/fs/cgroup/freezer/$SCOPE_TOP/c/freezer.state"
+	[ "$(brig state c1 | jq -r .status)" = paused ]
+	brig resume c1
+	grep -qx THAWED "/sys/fs/cgroup/freezer/$SCOPE_TOP/c/freezer.state"
+	brig kill --all c1 KILL
+	local i
+	for i in $(seq 100); do
+		process_alive "$pid" || process_alive "$epid" || break
+		sleep 0.05
+	done
+	! process_alive "$epid" || false
+	brig delete -f c1
+	[ -z "$(scope_pids)" ]
+	[ -z "$(scope_dirs)" ]
+	[ ! -e "$ROOT/c1" ]
+}
+
+@test "cgroups_scope: delete -f of a running container removes every hierarchy's cgroup" {
+	requires_hybrid
+	run_detached c1
+	local pid
+	pid="$(brig state c1 | jq -r .pid)"
+	brig delete -f c1
+	! process_alive "$pid" || false
+	[ -z "$(scope_dirs)" ]
+}
+
+@test "cgroups_scope: update with a resource of a left-out hierarchy joins it first" {
+	requires_hybrid
+	[ ! -d /sys/fs/cgroup/hugetlb ] ||
+		skip "v1 has hugetlb here: no left-out hierarchy has a resource to set"
+	grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control ||
+		skip "hugetlb is only in the unified hierarchy and not enabled below its root; enabling it would change the host's root cgroup"
+	local size
+	size="$(ls /sys/fs/cgroup/unified | sed -n 's/^hugetlb\.\([0-9]*[KMG]B\)\.max$/\1/p' | head -n1)"
+	[ -n "$size" ] || skip "no hugepage size in the cgroup2 hierarchy"
+	run_detached c1
+	local pid
+	pid="$(brig state c1 | jq -r .pid)"
+	grep -qx '0::/' "/proc/$pid/cgroup"
+	brig update -r - c1 <<<"{\"hugepageLimits\": [{\"pageSize\": \"$size\", \"limit\": 4194304}]}"
+	grep -qx "0::/$SCOPE_TOP/c" "/proc/$pid/cgroup"
+	[ "$(cat "/sys/fs/cgroup/unified/$SCOPE_TOP/c/hugetlb.$size.max")" = 4194304 ]
+	grep -qx "made /sys/fs/cgroup/unified/$SCOPE_TOP/c" "$ROOT/c1/made"
+	brig delete -f c1
+	[ -z "$(scope_dirs)" ]
+}
