@@ -157,6 +157,31 @@ TENANT_INIT='reset_tenant check >/dev/shm/check 2>&1; reset_tenant leave >/dev/s
 	assert_no_leftovers
 }
 
+@test "reset: a paused spec --sandbox container (user namespace, seccomp, ephemeral)" {
+	local cg="$(jq -r .linux.cgroupsPath config.json)"
+	rm "$BUNDLE/config.json"
+	brig spec --sandbox --ephemeral --bundle "$BUNDLE"
+	update_config ".process.args = [\"sleep\", \"1000000\"] | .linux.cgroupsPath = \"$cg\""
+	chown -R 1879048192:1879048192 "$BUNDLE/rootfs"
+	create_container r7
+	brig start r7
+	tenant_x r7 'echo x >/home/f && echo x >/tmp/g && echo x >/f && (setsid sleep 100000 </dev/null >/dev/null 2>&1 &)'
+	brig pause r7
+	[ "$(brig state r7 | jq -r .status)" = paused ]
+	# a user namespace: the network namespace is its, never pinned
+	[ ! -e "$ROOT/r7/netns" ]
+	reset_ok r7
+	brig start r7
+	run tenant_x r7 'ls -A /home /tmp; ls /f 2>&1; grep Seccomp: /proc/1/status; hostname'
+	echo "$output"
+	assert_contains "$output" "/f: No such file"
+	[ "$(echo "$output" | grep -c -e '^f$' -e '^g$')" -eq 0 ]
+	assert_contains "$output" "Seccomp:	2"
+	assert_contains "$output" "sandbox"
+	brig delete -f r7
+	assert_no_leftovers r7
+}
+
 @test "reset: a tenant process that left the cgroup fails the reset (ns.unused); the container is unusable; delete cleans up" {
 	local d pid
 	# no pid namespace: a process outside the cgroup outlives the init

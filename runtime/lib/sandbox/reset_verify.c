@@ -495,14 +495,17 @@ check_rlimits (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
   reset_check_add (rep, "rlimits.config", n == 0, bad);
 }
 
-/* Before start, what is observable of the filter is that the init runs
- * under exactly one (the cached program create compiled); its contents
- * would need ptrace. Without linux.seccomp: none. */
+/* Before start, what is observable of the filter is how many the init runs
+ * under: exactly one (the program prepared from the seccomp cache at the
+ * respawn; its bytes would need ptrace) when it loads it before waiting for
+ * start (no noNewPrivileges), none when it loads it last before execve
+ * (noNewPrivileges: after start) or without linux.seccomp. */
 static void
 check_seccomp (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
 {
   _cleanup_free_ char *path = xasprintf ("/proc/%d/status", (int) pid), *text = NULL;
-  bool want = cfg->linux && cfg->linux->seccomp;
+  bool want = cfg->linux && cfg->linux->seccomp && cfg->process
+              && !cfg->process->no_new_privileges;
   const char *m, *f;
   int mode = -1, filters = -1;
 
@@ -515,7 +518,7 @@ check_seccomp (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
     }
   reset_check_add (rep, "seccomp.config", want ? mode == 2 && filters == 1 : mode == 0,
                    xasprintf ("Seccomp: %d, Seccomp_filters: %d (%s)", mode, filters,
-                              want ? "want one filter" : "want none"));
+                              want ? "want one filter" : "want none before start"));
 }
 
 /* Zombies still charged to the cgroup: dead processes whose parent (the
