@@ -218,6 +218,8 @@ struct reset_run {
   size_t n_old;
   bool opt_in;
   int netns_fd;
+  pid_t old_pid;                 /* the init before the reset */
+  unsigned long long old_start;
 };
 
 /* Everything that can refuse a reset while the container is untouched. */
@@ -369,7 +371,7 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
         reset_check_add (rep, "net.sockets", true, NULL);
         mine &= ~(unsigned long) CLONE_NEWNET;
       }
-    reset_verify_init (x->cfg, mine, rs.pid, c->dirfd, x->cg, rep);
+    reset_verify_init (x->cfg, mine, rs.pid, c->dirfd, x->cg, x->old_pid, x->old_start, rep);
   }
   brig_debug ("reset: verify %.3f ms", mono_ms () - t0);
   if (!rep->ok)
@@ -408,6 +410,8 @@ brig_container_reset (const struct brig_context *ctx, const char *id,
   if (r < 0)
     return r;
   x.c = c;
+  x.old_pid = c->st.pid;
+  x.old_start = c->st.pid_start_time;
   r = reset_prepare (&x, err);
   if (r == 0)
     r = reset_do (&x, rep, err);

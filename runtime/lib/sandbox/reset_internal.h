@@ -62,8 +62,10 @@ int reset_sockets (const char *dir, char **detail);
 /* Every check of a new init pid (after the respawn): mounts, layer,
  * tmpfs, ipc, mqueue, sockets, uts, rlimits, seccomp, usage. new_flags:
  * the namespaces that are brig's own (made new, or the pinned network
- * namespace); dirfd: the state directory (the disk layer). */
+ * namespace); dirfd: the state directory (the disk layer); old_pid and
+ * old_start: the old init (a zombie until its parent reaps it). */
 void reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, int dirfd,
-                        brig_cgroup *cg, struct brig_reset_report *rep);
+                        brig_cgroup *cg, pid_t old_pid, unsigned long long old_start,
+                        struct brig_reset_report *rep);
 
 #endif

@@ -559,12 +559,18 @@ zombies_in (const char *cgpath)
 /* pids.current is 1 (the new init) plus the zombies not reaped yet; live
  * processes of the old tenant are cgroup.empty's. Memory under a bound. */
 static void
-check_usage (brig_cgroup *cg, struct brig_reset_report *rep)
+check_usage (brig_cgroup *cg, pid_t old_pid, unsigned long long old_start,
+             struct brig_reset_report *rep)
 {
   uint64_t mem, pids, zombies = 0;
+  unsigned long long t = 0;
+  char st = 0;
 
+  /* Checked first, the usual case: the old init, not reaped yet. */
+  if (old_pid > 0 && brig_proc_stat (old_pid, &st, &t) == 0 && st == 'Z' && t == old_start)
+    zombies = 1;
   brig_cgroup_usage (cg, &mem, &pids);
-  if (pids != UINT64_MAX && pids > 1)
+  if (pids != UINT64_MAX && pids > 1 + zombies)
     zombies = zombies_in (brig_cgroup_path (cg));
   if (pids != UINT64_MAX)
     reset_check_add (rep, "pids.usage", pids <= 1 + zombies,
@@ -578,7 +584,8 @@ check_usage (brig_cgroup *cg, struct brig_reset_report *rep)
 
 void
 reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, int dirfd,
-                   brig_cgroup *cg, struct brig_reset_report *rep)
+                   brig_cgroup *cg, pid_t old_pid, unsigned long long old_start,
+                   struct brig_reset_report *rep)
 {
   if (new_flags & CLONE_NEWNS)
     {
@@ -590,5 +597,5 @@ reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, in
     check_sockets (pid, rep);
   check_rlimits (cfg, pid, rep);
   check_seccomp (cfg, pid, rep);
-  check_usage (cg, rep);
+  check_usage (cg, old_pid, old_start, rep);
 }
