@@ -17,6 +17,7 @@
 #include "process.h"
 #include "rootfs.h"
 #include "sandbox/pod.h"
+#include "sandbox/reset_internal.h"
 #include "sysctl.h"
 #include "terminal.h"
 #include "utils.h"
@@ -251,9 +252,13 @@ create_validate_config (struct create_ctx *c, brig_error *err)
    * pod's workload containers, each confined in its own cgroup, and the
    * pause container runs the node's image, not the tenant's
    * (docs/sandbox.md, "Pods through CRI"). Asked only when the annotation
-   * is there; brig_ephemeral_parse asks the same. */
-  if (brig_egress_requested (cfg->annotations) && !brig_pod_sandbox_container (cfg->annotations)
-      && (r = validate_egress (c, err)) < 0)
+   * is there; brig_ephemeral_parse asks the same. reset: the policy create
+   * applied stays attached to the cgroup, with the addresses create
+   * resolved; nothing is resolved again. */
+  if (!c->reset && brig_egress_requested (cfg->annotations)
+      && !brig_pod_sandbox_container (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+    return r;
+  if (cfg->annotations && (r = brig_reset_opt_in (cfg->annotations, &c->reset_opt_in, err)) < 0)
     return r;
   r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
   if (r < 0)
