@@ -87,6 +87,7 @@ create_fill_state (struct create_ctx *c)
   c->st.new_pidns = (c->ns.new_flags & CLONE_NEWPID) != 0;
   c->st.start_hooks = brig_hooks_start_waits (c->cfg->hooks);
   c->st.no_process = c->cfg->process == NULL;
+  c->st.shared_keyring = c->o->no_new_keyring;
   if (c->cg)
     {
       c->st.cgroup_manager = xstrdup (brig_cgroup_manager_name (c->cg));

@@ -371,6 +371,10 @@ run_process (struct exec_child *x)
 
   /* What the init applies after its rootfs is ready, in the same order:
    * process attributes and LSM labels, then user, caps and seccomp. */
+  /* Not the caller's session keyring (its keys are the host's), unless
+   * the container was made to share it (--no-new-keyring). */
+  if (!x->c->st.shared_keyring && (r = brig_process_join_session_keyring (NULL, &err)) < 0)
+    goto fail;
   r = brig_procattr_apply (x->cfg, x->p, &err);
   if (r < 0)
     goto fail;

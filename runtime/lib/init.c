@@ -46,10 +46,6 @@
 #include "terminal.h"
 #include "utils.h"
 
-#ifndef KEYCTL_JOIN_SESSION_KEYRING
-#define KEYCTL_JOIN_SESSION_KEYRING 1
-#endif
-
 struct init_state {
   struct brig_init_args *a;
   bool parent_listens;      /* errors can still go over the sync socket */
@@ -222,14 +218,6 @@ setup_namespaces (struct init_state *s, brig_error *err)
   return 0;
 }
 
-static void
-join_session_keyring (const char *id)
-{
-  _cleanup_free_ char *name = xasprintf ("_ses.%s", id);
-  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0)
-    brig_debug ("join a new session keyring: %s", strerror (errno));
-}
-
 /* Block until `start` connects to the exec socket; the connection stays
  * open as the channel for errors until execve closes it. */
 static int
@@ -280,7 +268,11 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   if (a->new_netns && (r = brig_netdev_loopback_up (err)) < 0)
     return r;
   if (!a->o->no_new_keyring)
-    join_session_keyring (a->o->id);
+    {
+      _cleanup_free_ char *ring = xasprintf ("_ses.%s", a->o->id);
+      if ((r = brig_process_join_session_keyring (ring, err)) < 0)
+        return r;
+    }
 
   r = rootfs_prepare (cfg, a->rootfs, &ro, err);
   if (r == 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "log.h"
 #include "process.h"
 #include "sysctl.h"
 #include "utils.h"
@@ -650,4 +651,17 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
     return brig_error_errno (err, "exec process.args[0] \"%s\"", pr->exec_path);
   return brig_error_errno (err, "exec process.args[0] \"%s\" (%s)", pr->p->args[0],
                            pr->exec_path);
+}
+
+int
+brig_process_join_session_keyring (const char *name, brig_error *err)
+{
+  if (syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, name) >= 0)
+    return 0;
+  if (errno == ENOSYS || errno == EPERM)
+    {
+      brig_debug ("join a new session keyring: %s", strerror (errno));
+      return 0;
+    }
+  return brig_error_errno (err, "join a new session keyring");
 }

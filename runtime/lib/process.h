@@ -142,6 +142,12 @@ int brig_process_set_hostname (const char *hostname, const char *domainname,
 int brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err);
 
 /* Write /proc/PID/oom_score_adj (pid 0: self). */
+/* Leave the caller's session keyring for a new one (name NULL: anonymous),
+ * so no key of brig's caller reaches the container. A kernel without keys
+ * (ENOSYS) or a caller whose seccomp filter refuses keyctl (EPERM: the
+ * container inherits that filter) leaves nothing to reach. */
+int brig_process_join_session_keyring (const char *name, brig_error *err);
+
 int brig_process_set_oom_score_adj (pid_t pid, int value, brig_error *err);
 
 #endif

@@ -195,6 +195,7 @@ state_json (const struct brig_state_file *st, size_t *len)
     .new_pidns = st->new_pidns, .has_new_pidns = true,
     .start_hooks = st->start_hooks, .has_start_hooks = true,
     .no_process = st->no_process, .has_no_process = true,
+    .shared_keyring = st->shared_keyring, .has_shared_keyring = st->shared_keyring,
     .egress = st->egress,
     .ephemeral = st->ephemeral,
   };
@@ -282,6 +283,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->new_pidns = s->new_pidns;
   st->start_hooks = s->start_hooks;
   st->no_process = s->no_process;
+  st->shared_keyring = s->shared_keyring;
   oci_free (&oci_brig_state_type, s);
   return 0;
 }

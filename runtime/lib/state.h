@@ -63,6 +63,7 @@ struct brig_state_file {
   bool new_pidns;          /* the container has its own pid namespace */
   bool start_hooks;        /* brig_hooks_start_waits() of its config */
   bool no_process;         /* config.json has no process: start fails */
+  bool shared_keyring;     /* created with --no-new-keyring: exec keeps the caller's */
   oci_egress_state *egress;/* the egress policy applied (sandbox/egress.h), may be NULL */
   oci_rootfs_state *ephemeral; /* the ephemeral rootfs layer (sandbox/ephemeral.h), may be NULL */
 };
