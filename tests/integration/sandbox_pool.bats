@@ -181,7 +181,7 @@ host_mounts() {
 	[ "$(brig list -q | wc -l)" -eq 1 ]
 }
 
-@test "pool: fill refuses a writable rootfs the members would share, and a terminal; nothing is left" {
+@test "pool: fill refuses a writable rootfs the members would share, a terminal, a missing bundle; nothing is left" {
 	update_config 'del(.annotations["run.brig.rootfs.ephemeral"])'
 	run brig pool fill p --bundle "$BUNDLE" --size 2
 	echo "$output"
@@ -189,7 +189,8 @@ host_mounts() {
 	assert_contains "$output" "root.readonly"
 	assert_contains "$output" "run.brig.rootfs.ephemeral=true"
 	[ -z "$(brig list -q)" ]
-	[ "$(pool_json p | jq -c .counts)" = '{"creating":0,"available":0,"claimed":0,"releasing":0,"total":0}' ]
+	# a first fill that made nothing leaves no pool
+	[ ! -e "$ROOT/@pools" ]
 	[ -z "$(test_cgroup_dirs)" ]
 	[ -z "$(test_pids)" ]
 
@@ -198,6 +199,10 @@ host_mounts() {
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "process.terminal"
 	[ -z "$(brig list -q)" ]
+	run brig pool fill p --bundle "$BUNDLE/nonexistent" --size 2
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "nonexistent"
+	[ ! -e "$ROOT/@pools" ]
 
 	# a read-only root alone is fine
 	update_config '.process.terminal = false | .process.args = ["sleep", "1000"]'

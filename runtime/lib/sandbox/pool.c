@@ -268,6 +268,26 @@ delete_quietly (const struct brig_context *ctx, const char *id)
   brig_error_clear (&e);
 }
 
+/* Remove the pool's directories (they must be empty) and, with the last
+ * pool, ROOT/@pools. */
+static int
+pool_remove (const struct brig_context *ctx, struct pool *p, brig_error *err)
+{
+  _cleanup_close_ int rootfd = -1, poolsfd = -1;
+
+  unlinkat (p->dirfd, "bundle", 0);
+  for (int s = 0; s < BRIG_POOL_NSTATES; s++)
+    if (unlinkat (p->dirfd, state_dirs[s], AT_REMOVEDIR) < 0 && errno != ENOENT)
+      return brig_error_errno (err, "pool \"%s\": remove %s", p->name, state_dirs[s]);
+  rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (rootfd >= 0)
+    poolsfd = openat (rootfd, BRIG_POOL_DIR, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (poolsfd < 0 || unlinkat (poolsfd, p->name, AT_REMOVEDIR) < 0)
+    return brig_error_errno (err, "pool \"%s\": remove its directory", p->name);
+  unlinkat (rootfd, BRIG_POOL_DIR, AT_REMOVEDIR); /* fails while other pools exist */
+  return 0;
+}
+
 /* ---- fill ---- */
 
 struct member_edit {
@@ -307,7 +327,7 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
 
 /* Record the bundle at the first fill; later fills must name the same. */
 static int
-fill_bundle (struct pool *p, const char *given, char **out, brig_error *err)
+fill_bundle (struct pool *p, const char *given, char **out, bool *fresh, brig_error *err)
 {
   _cleanup_free_ char *recorded = NULL;
   char abs[PATH_MAX];
@@ -329,6 +349,7 @@ fill_bundle (struct pool *p, const char *given, char **out, brig_error *err)
     }
   if (given == NULL)
     return brig_error_set (err, EINVAL, "pool \"%s\" is new: --bundle is required", p->name);
+  *fresh = true;
   r = brig_write_file_atomic (p->dirfd, "bundle", abs, strlen (abs), 0600, err);
   if (r < 0)
     return brig_error_wrap (err, "pool \"%s\"", p->name);
@@ -346,10 +367,20 @@ brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bu
   char **v = xmalloc0 (sizeof (char *));
   size_t nmade = 0, n, navail;
   int fds[1 + BRIG_POOL_NSTATES];
+  bool fresh = false;
   int r;
 
   if (made)
     *made = NULL;
+  p.dirfd = -1;
+  for (int i = 0; i < BRIG_POOL_NSTATES; i++)
+    p.sub[i] = -1;
+  /* A bundle that does not exist makes no pool either. */
+  if (bundle && access (bundle, F_OK) < 0)
+    {
+      r = brig_error_errno (err, "bundle %s", bundle);
+      goto out;
+    }
   r = pool_open (ctx, name, true, LOCK_SH, &p, err);
   if (r < 0)
     goto out;
@@ -361,7 +392,7 @@ brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bu
       r = brig_error_errno (err, "lock pool \"%s\" for fill", name);
       goto out;
     }
-  r = fill_bundle (&p, bundle, &abs, err);
+  r = fill_bundle (&p, bundle, &abs, &fresh, err);
   if (r < 0)
     goto out;
   /* Left by a fill that was killed: the container may be half made. */
@@ -425,6 +456,9 @@ brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bu
     }
   r = 0;
 out:
+  /* A first fill that made nothing leaves no pool behind. */
+  if (r < 0 && fresh && nmade == 0)
+    pool_remove (ctx, &p, NULL);
   if (made)
     *made = v;
   else
@@ -591,7 +625,6 @@ int
 brig_pool_drain (const struct brig_context *ctx, const char *name, brig_error *err)
 {
   _cleanup_pool_ struct pool p;
-  _cleanup_close_ int poolsfd = -1;
   size_t left = 0;
   int r;
 
@@ -627,19 +660,5 @@ brig_pool_drain (const struct brig_context *ctx, const char *name, brig_error *e
   if (left)
     return brig_error_wrap (err, "pool \"%s\": drain: %zu member%s left", name, left,
                             left == 1 ? "" : "s");
-  unlinkat (p.dirfd, "bundle", 0);
-  for (int s = 0; s < BRIG_POOL_NSTATES; s++)
-    if (unlinkat (p.dirfd, state_dirs[s], AT_REMOVEDIR) < 0 && errno != ENOENT)
-      return brig_error_errno (err, "pool \"%s\": remove %s", name, state_dirs[s]);
-  {
-    _cleanup_free_ char *path = xasprintf ("%s/" BRIG_POOL_DIR, ctx->state_root);
-    poolsfd = open (path, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (poolsfd < 0 || unlinkat (poolsfd, name, AT_REMOVEDIR) < 0)
-      return brig_error_errno (err, "pool \"%s\": remove its directory", name);
-    /* the last pool takes the parent along (fails quietly otherwise) */
-    _cleanup_close_ int rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-    if (rootfd >= 0)
-      unlinkat (rootfd, BRIG_POOL_DIR, AT_REMOVEDIR);
-  }
-  return 0;
+  return pool_remove (ctx, &p, err);
 }
