@@ -147,7 +147,7 @@ print_report (const char *id, const struct brig_reset_report *rep, bool ok, doub
     }
   fputs ("{\"reset\":", stdout);
   brig_json_write_string (stdout, id);
-  printf (",\"ok\":%s,\"ms\":%.2f}\n", ok ? "true" : "false", ms);
+  printf (",\"ok\":%s,\"ms\":%.3f}\n", ok ? "true" : "false", ms);
   fflush (stdout);
 }
 

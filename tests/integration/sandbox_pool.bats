@@ -313,7 +313,8 @@ reset_lines_ok() {
 	out="$(brig exec "$id" sh -c '
 		for f in /tmp/left /root/left /left /dev/shm/left /dev/mqueue/leftq; do
 			[ ! -e "$f" ] || echo "LEFT $f"; done
-		ls -A /dev/shm /dev/mqueue | sed "s/^/LEFT ipc /"
+		ls -A /dev/shm | sed "s/^/LEFT shm /"
+		ls -A /dev/mqueue | sed "s/^/LEFT mqueue /"
 		ps -o args | grep -e "sleep 100[12]" -e "nc -l" | grep -v grep | sed "s/^/LEFT /"
 		netstat -ltn | grep ":8080" | sed "s/^/LEFT /"
 		echo started=$(cat /tmp/started)
@@ -329,7 +330,7 @@ reset_lines_ok() {
 
 @test "pool: a release whose reset fails deletes the member (a tenant process escaped the cgroup)" {
 	requires command:reset
-	local id pid d out
+	local id pid d e out
 	# Without a pid namespace an escaped process outlives the init, and
 	# the reset must find it (in the old namespaces) and fail.
 	update_config '.linux.namespaces |= map(select(.type != "pid"))'
@@ -349,8 +350,14 @@ reset_lines_ok() {
 	# The host moves it out, to a sibling cgroup of the test's (every
 	# hierarchy), as a tenant that escaped would be.
 	for d in $(test_cgroup_dirs | grep -- "-$id\$"); do
-		mkdir -p "${d%-"$id"}-escape"
-		echo "$pid" >"${d%-"$id"}-escape/cgroup.procs"
+		e="${d%-"$id"}-escape"
+		mkdir -p "$e"
+		# a new v1 cpuset cgroup has no cpus and mems: attaching fails
+		if [ -f "$e/cpuset.cpus" ]; then
+			cat "${d%/*}/cpuset.cpus" >"$e/cpuset.cpus"
+			cat "${d%/*}/cpuset.mems" >"$e/cpuset.mems"
+		fi
+		echo "$pid" >"$e/cgroup.procs"
 	done
 	! grep -q -- "$CGROUP_NAME-$id" "/proc/$pid/cgroup" || false
 
