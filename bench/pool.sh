@@ -9,7 +9,8 @@
 #             `brig pool claim` of a warm member; "brig-cold", "runc",
 #             "crun" are `create` + `start` of a new container. Also until
 #             the command returned, and claim -> the first `exec /bin/true`
-#             answer (`claim -- exec {}` against create -- start -- exec).
+#             answer (`claim -- exec {}` against create -- start -- exec),
+#             and a second `exec /bin/true` into the same container.
 #   reset     `brig pool release` after each claim: the reset's own time
 #             (the "ms" of its summary line) and the command's wall time;
 #             then how it grows with what the tenant left: a file of 1, 16,
@@ -127,6 +128,9 @@ one_latency() {
 			record brig exec-answer "$i" "$t" us
 		else fail brig exec-answer; fi
 		id="$(tail -n1 "$WORK/claimed")"
+		# the same exec again: what the first one paid beyond it
+		if [ -n "$id" ] && timed t rt_cmd brig exec "$id" /bin/true; then record brig exec-again "$i" "$t" us
+		else fail brig exec-again; fi
 		[ -z "$id" ] || release_member "$id" "$i" exec
 		return 0
 	fi
@@ -143,6 +147,8 @@ one_latency() {
 		-- "${BIN[$rt]}" --root "$r" exec "e$i" /bin/true; then
 		record "$rt" exec-answer "$i" "$t" us
 	else fail "$rt" exec-answer; fi
+	if timed t rt_cmd "$rt" exec "e$i" /bin/true; then record "$rt" exec-again "$i" "$t" us
+	else fail "$rt" exec-again; fi
 	rt_cmd "$rt" delete -f "e$i" >/dev/null 2>&1 || true
 }
 
@@ -304,6 +310,7 @@ p99_row first-byte "claim/create+start -> first instruction p99"
 summary_row returned "claim/create+start command returned p50" ms 1000
 summary_row exec-answer "claim/create+start -> first exec answer p50" ms 1000
 p99_row exec-answer "claim/create+start -> first exec answer p99"
+summary_row exec-again "a second exec /bin/true into the same container p50" ms 1000
 summary_row reset-ms "reset (release's own ms) p50" ms 1000
 p99_row reset-ms "reset (release's own ms) p99"
 summary_row reset-wall "pool release command p50" ms 1000
