@@ -27,6 +27,8 @@ const struct brig_command brig_commands[] = {
   { "checkpoint", "checkpoint a running container with criu", cmd_checkpoint },
   { "restore", "restore a container from a criu checkpoint", cmd_restore },
   { "events", "print a container's resource statistics and OOM events", cmd_events },
+  { "reset", "kill everything in a container and make it created again, verified (JSON)",
+    cmd_reset },
   { "check", "report how far a config.json is from a boundary (rules, severities)", cmd_check },
   { "pool", "warm containers: fill, claim, release (reset), status, drain", cmd_pool },
   { "spec", "write a default config.json into a bundle", cmd_spec },

@@ -132,6 +132,17 @@ const char *brig_cgroup_mode_name (enum brig_cgroup_mode mode);
 /* The mode the handle works in. */
 enum brig_cgroup_mode brig_cgroup_mode (const brig_cgroup *cg);
 
+/* brig reset, on an emptied cgroup: drop the page cache its processes
+ * left and the peaks they reached, where the kernel lets a runtime (v1
+ * memory.force_empty and the max_usage files, v2 memory.reclaim).
+ * Best effort: what the host lacks is skipped. */
+void brig_cgroup_reset_counters (brig_cgroup *cg);
+
+/* Memory in use (v1 memory.usage_in_bytes, v2 memory.current) and the
+ * number of processes (pids.current); -ENOENT for a controller the cgroup
+ * lacks, in which case that value is UINT64_MAX. */
+int brig_cgroup_usage (brig_cgroup *cg, uint64_t *memory, uint64_t *pids);
+
 /* Statistics for `brig events`, in runc's shape. Fields the host lacks stay 0. */
 struct brig_cgroup_stats {
   struct {

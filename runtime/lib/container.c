@@ -105,6 +105,12 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
     case BRIG_STATUS_CREATED:
       break;
     case BRIG_STATUS_STOPPED:
+      {
+        _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
+        if (why)
+          return brig_error_set (err, 0, "cannot start container \"%s\": reset failed: %s",
+                                 c->id, why);
+      }
       return brig_error_set (err, 0, "cannot start a container that has stopped");
     case BRIG_STATUS_RUNNING:
       return brig_error_set (err, 0, "cannot start an already running container");

@@ -31,6 +31,7 @@
 #include "rootfs.h"
 #include "sandbox/check.h"
 #include "sandbox/egress.h"
+#include "sandbox/reset_internal.h"
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
@@ -69,8 +70,8 @@ state_json_for_hooks (struct create_ctx *c, enum brig_status status)
   return brig_container_state_json (&tmp, -1, false);
 }
 
-static void
-fill_state (struct create_ctx *c)
+void
+create_fill_state (struct create_ctx *c)
 {
   c->st.id = xstrdup (c->o->id);
   c->st.bundle = xstrdup (c->bundle);
@@ -165,8 +166,8 @@ do_clone_legacy (unsigned long long flags, int *pidfd)
  * /proc/self/fd so a long --root does not hit the sun_path limit; the init
  * inherits the listening fd, it cannot reach the state directory after
  * pivot_root). */
-static int
-listen_exec_socket (int dirfd, int *fd, brig_error *err)
+int
+create_listen_exec_socket (int dirfd, int *fd, brig_error *err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   int s;
@@ -248,12 +249,12 @@ leave_child_namespaces (struct ns_for_children *s)
 }
 
 /* Clone the init and drive it until it is READY. */
-static int
-spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
+int
+create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
 {
   struct brig_init_args a = {
     .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
-    .console_fd = child_console, .close_fds = { -1, -1, -1, -1 },
+    .console_fd = child_console, .close_fds = { -1, -1, -1, -1 }, .stdio_fd = c->stdio_fd,
     .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
@@ -535,7 +536,7 @@ create_ctx_undo (struct create_ctx *c)
     brig_state_remove (c->ctx, c->o->id, c->dirfd, NULL);
 }
 
-static void
+void
 create_ctx_free (struct create_ctx *c)
 {
   if (c->sync_fd >= 0)
@@ -662,13 +663,13 @@ create_common (struct create_ctx *c, brig_error *err)
   }
   /* A first state without pid: if brig is killed from here on, delete still
    * finds the cgroup to remove. */
-  fill_state (c);
+  create_fill_state (c);
   r = brig_state_write (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
   if (c->mode == MODE_CREATE)
     {
-      r = listen_exec_socket (c->dirfd, &exec_fd, err);
+      r = create_listen_exec_socket (c->dirfd, &exec_fd, err);
       if (r < 0)
         return r;
     }
@@ -689,11 +690,14 @@ create_common (struct create_ctx *c, brig_error *err)
           child_console = sv[1];
         }
     }
-  r = spawn_init (c, exec_fd, child_console, err);
+  r = create_spawn_init (c, exec_fd, child_console, err);
   if (r == -EPIPE)
     explain_init_death (c, err);
   if (r < 0)
     return r;
+  /* Only for containers that opted in (sandbox/reset_internal.h). */
+  if (c->reset_opt_in)
+    brig_reset_pin (c->dirfd, c->cfg, &c->ns, c->pid, true);
   r = brig_state_commit (c->dirfd, err);
   if (r < 0)
     return r;
@@ -706,7 +710,7 @@ create_common (struct create_ctx *c, brig_error *err)
   return 0;
 }
 
-static void
+void
 create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
                  const struct brig_create_opts *o, enum create_mode mode)
 {
@@ -714,7 +718,7 @@ create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
   c->ctx = ctx;
   c->o = o;
   c->mode = mode;
-  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = -1;
+  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = c->stdio_fd = -1;
   c->notify.fd = c->notify.host_fd = -1;
   for (int i = 0; i < BRIG_NS_COUNT; i++)
     c->ns.join_fd[i] = -1;

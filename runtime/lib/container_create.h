@@ -48,6 +48,12 @@ struct create_ctx {
   char *ephemeral_dir;      /* the disk layer's directory, or NULL */
   struct brig_notify notify;/* run: the sd_notify relay (notify.h) */
   struct brig_state_file st;
+  bool reset_opt_in;        /* run.brig.reset and the other sandbox keys:
+                               pin what a later reset reuses */
+  int stdio_fd;             /* the init's stdin, stdout and stderr instead of
+                               brig's, or -1 (reset: /dev/null) */
+  bool reset;               /* brig reset: saved config, existing state and
+                               cgroup (container_respawn.c) */
 };
 
 /* True when the config has hooks the init must wait for (prestart,
@@ -67,5 +73,23 @@ bool create_egress_held_by_netns (const struct create_ctx *c);
 
 /* run.brig.cgroup.shared: "true" or "false", anything else is refused. */
 int create_cgroup_shared (const oci_config *cfg, bool *shared, brig_error *err);
+
+/* ---- shared with brig reset (container_respawn.c) ---- */
+
+/* Zero c and set every fd to -1. */
+void create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
+                      const struct brig_create_opts *o, enum create_mode mode);
+
+/* Release what c holds (fds, parsed config, handles). */
+void create_ctx_free (struct create_ctx *c);
+
+/* Fill c->st from the config, the cgroup and the sandbox settings. */
+void create_fill_state (struct create_ctx *c);
+
+/* Bind and listen on the exec socket the init waits on for `start`. */
+int create_listen_exec_socket (int dirfd, int *fd, brig_error *err);
+
+/* Clone the init and drive it through the sync protocol until READY. */
+int create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err);
 
 #endif

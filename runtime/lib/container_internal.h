@@ -19,6 +19,7 @@ struct brig_init_args {
   int sync_fd;                 /* the child's end of the sync socketpair */
   int exec_fd;                 /* listening exec socket, -1 for run */
   int console_fd;              /* console socket or socketpair end, -1 */
+  int stdio_fd;                /* dup'ed onto 0, 1 and 2 first, -1: keep them */
   int close_fds[4];            /* the parent's ends, closed first (-1: none) */
   int join_fd[BRIG_NS_COUNT];  /* namespaces the init joins itself */
   unsigned long unshare_flags; /* namespaces the init creates itself */

@@ -16,6 +16,7 @@
 #include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
+#include "sandbox/reset_internal.h"
 #include "sysctl.h"
 #include "terminal.h"
 #include "utils.h"
@@ -255,7 +256,12 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
-  if (brig_egress_requested (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+  /* reset: the policy create applied stays attached to the cgroup, with
+   * the addresses create resolved; nothing is resolved again. */
+  if (!c->reset && brig_egress_requested (cfg->annotations)
+      && (r = validate_egress (c, err)) < 0)
+    return r;
+  if (cfg->annotations && (r = brig_reset_opt_in (cfg->annotations, &c->reset_opt_in, err)) < 0)
     return r;
   r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
   if (r < 0)

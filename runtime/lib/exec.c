@@ -458,6 +458,12 @@ check_status (const brig_container *c, bool ignore_paused, brig_error *err)
                              c->id);
     case BRIG_STATUS_STOPPED:
     default:
+      {
+        _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
+        if (why)
+          return brig_error_set (err, 0, "cannot exec in container \"%s\": reset failed: %s",
+                                 c->id, why);
+      }
       return brig_error_set (err, 0, "cannot exec in a stopped container \"%s\"", c->id);
     }
 }

@@ -12,6 +12,7 @@
 #include "mounts.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/reset_internal.h"
 #include "utils.h"
 
 static char **
@@ -78,6 +79,7 @@ brig_features_build (oci_features **out, brig_error *err)
   oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
   oci_map_set (&f->annotations, BRIG_EPHEMERAL_KEY, "true|false");
   oci_map_set (&f->annotations, BRIG_EPHEMERAL_SIZE_KEY, "BYTES[k|m|g]|disk");
+  oci_map_set (&f->annotations, BRIG_RESET_KEY, "true|false");
 
   l->namespaces = strv_new (namespaces, BRIG_ARRAY_SIZE (namespaces), &l->namespaces_len);
   l->capabilities = brig_caps_known (&l->capabilities_len);

@@ -393,6 +393,9 @@ brig_init_main (struct brig_init_args *a)
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);
+  if (a->stdio_fd >= 0)
+    for (int fd = 0; fd < 3; fd++)
+      dup2 (a->stdio_fd, fd);
   reset_signal_mask ();
   brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
   pr.seccomp_early = a->seccomp_early;

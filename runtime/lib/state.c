@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -589,6 +590,40 @@ brig_state_record_add_init (int dirfd, pid_t pid, unsigned long long start_time,
   return 0;
 }
 
+int
+brig_state_record_drop_init (int dirfd, brig_error *err)
+{
+  _cleanup_free_ char *text = NULL;
+  char *in, *out;
+  int r;
+
+  r = brig_read_file_at (dirfd, BRIG_STATE_RECORD, &text, NULL, err);
+  if (r < 0)
+    return brig_error_wrap (err, "read %s", BRIG_STATE_RECORD);
+  for (in = out = text; *in;)
+    {
+      char *nl = strchr (in, '\n');
+      size_t len = nl ? (size_t) (nl - in + 1) : strlen (in);
+      if (strncmp (in, "init ", 5) != 0)
+        {
+          memmove (out, in, len);
+          out += len;
+        }
+      in += len;
+    }
+  *out = '\0';
+  return brig_write_file_atomic (dirfd, BRIG_STATE_RECORD, text, strlen (text), 0600, err);
+}
+
+char *
+brig_state_reset_failed (int dirfd)
+{
+  char *why = NULL;
+  if (brig_read_file_at (dirfd, BRIG_STATE_RESET_FAILED, &why, NULL, NULL) < 0)
+    return NULL;
+  return why;
+}
+
 void
 brig_container_free (brig_container *c)
 {
@@ -745,7 +780,18 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
       {
         if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
           continue;
-        if (unlinkat (dirfd, de->d_name, 0) < 0 && errno == EISDIR)
+        if (unlinkat (dirfd, de->d_name, 0) == 0)
+          continue;
+        if (errno == EBUSY)
+          {
+            /* brig reset's pinned network namespace: a bind mount on a
+             * file (sandbox/reset.c). */
+            char p[300];
+            snprintf (p, sizeof p, "/proc/self/fd/%d/%s", dirfd, de->d_name);
+            umount2 (p, MNT_DETACH | UMOUNT_NOFOLLOW);
+            unlinkat (dirfd, de->d_name, 0);
+          }
+        else if (errno == EISDIR)
           {
             /* notify/ (notify.h) holds the container's socket. */
             if (strcmp (de->d_name, "notify") == 0)

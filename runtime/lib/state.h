@@ -158,6 +158,16 @@ int brig_state_record_write (int dirfd, const char *text, brig_error *err);
 int brig_state_record_add_init (int dirfd, pid_t pid, unsigned long long start_time,
                                 brig_error *err);
 
+/* Drop the init's line from the record (brig reset, before a new init's
+ * line is appended). */
+int brig_state_record_drop_init (int dirfd, brig_error *err);
+
+/* brig reset's mark of a container it left unusable: the reason, or NULL
+ * when the container has none (malloc'd). Read only on the error paths of
+ * start and exec. */
+#define BRIG_STATE_RESET_FAILED "reset.failed"
+char *brig_state_reset_failed (int dirfd);
+
 /* Remove ROOT/ID and everything in it (dirfd is that directory). */
 int brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd,
                        brig_error *err);

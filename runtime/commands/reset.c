@@ -1,0 +1,74 @@
+/* brig reset ID: take a container back to `created` and print what was
+ * verified, one JSON object per check and a summary line
+ * (docs/sandbox.md "Reset"). */
+#include <getopt.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "commands.h"
+#include "sandbox/reset.h"
+#include "utils.h"
+
+static double
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+int
+cmd_reset (struct brig_globals *g, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct brig_context ctx = {
+    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
+    .rootless = g->rootless, .debug = g->debug,
+  };
+  struct brig_reset_report rep = { 0 };
+  brig_error err = { 0 };
+  double t0 = now_ms ();
+  int c, r;
+
+  while ((c = getopt_long_only (argc, argv, "h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'h':
+        printf ("Usage: brig reset CONTAINER_ID\n\n"
+                "Kill every process of the container, make its namespaces and writable layers\n"
+                "new, and leave a new init waiting for start (status created), from the config\n"
+                "saved at create. Prints one JSON object per check, then a summary line; exits\n"
+                "1 and leaves the container unusable (delete it) when a check fails.\n");
+        return 0;
+      default: return 1;
+      }
+  if (cli_require_args ("reset", argc, argv, optind, 1) < 0)
+    return 1;
+  r = brig_container_reset (&ctx, argv[optind], &rep, &err);
+  for (size_t i = 0; i < rep.n; i++)
+    {
+      fputs ("{\"check\":", stdout);
+      brig_json_write_string (stdout, rep.checks[i].name);
+      printf (",\"ok\":%s", rep.checks[i].ok ? "true" : "false");
+      if (rep.checks[i].detail)
+        {
+          fputs (",\"detail\":", stdout);
+          brig_json_write_string (stdout, rep.checks[i].detail);
+        }
+      fputs ("}\n", stdout);
+    }
+  if (rep.n > 0 || r == 0)
+    {
+      fputs ("{\"reset\":", stdout);
+      brig_json_write_string (stdout, argv[optind]);
+      printf (",\"ok\":%s,\"ms\":%.3f}\n", r == 0 ? "true" : "false", now_ms () - t0);
+    }
+  fflush (stdout);
+  brig_reset_report_free (&rep);
+  if (r < 0)
+    return cli_fail (&err);
+  return 0;
+}

@@ -1,0 +1,161 @@
+/* A new init for a container that exists: what create does from the
+ * moment the state directory, the cgroup and the config exist (brig reset,
+ * docs/sandbox.md "Reset"). The config is the one saved at create, never
+ * the bundle's again; the cgroup, the egress programs on it and the
+ * compiled seccomp filter (seccomp cache) are reused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "container_create.h"
+#include "container_respawn.h"
+#include "log.h"
+#include "utils.h"
+
+/* The saved config: the bundle's config.json as create read it. */
+static int
+load_saved_config (struct create_ctx *c, const struct brig_state_file *old, brig_error *err)
+{
+  oci_error perr = { NULL };
+  int r;
+
+  r = brig_read_file_at (c->dirfd, "config.json", &c->config_buf, &c->config_len, err);
+  if (r < 0)
+    return brig_error_wrap (err, "the state's config.json");
+  c->cfg = oci_config_parse_data (c->config_buf, c->config_len, "config.json", &perr);
+  if (c->cfg == NULL)
+    {
+      r = brig_error_set (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
+      free (perr.msg);
+      return r;
+    }
+  if (old->bundle == NULL || old->rootfs == NULL || *old->rootfs != '/')
+    return brig_error_set (err, EINVAL, "state.json: no bundle or rootfs recorded");
+  c->bundle = xstrdup (old->bundle);
+  c->rootfs = xstrdup (old->rootfs);
+  return 0;
+}
+
+/* The disk layer of run.brig.rootfs.ephemeral: emptied and made again
+ * (the tmpfs layer comes new with the new mount namespace). */
+static int
+remake_disk_layer (struct create_ctx *c, brig_error *err)
+{
+  _cleanup_free_ char *root = NULL;
+  int r;
+
+  if (c->ephemeral.mode != BRIG_EPHEMERAL_DISK)
+    return 0;
+  r = brig_ephemeral_discard (c->dirfd);
+  if (r < 0)
+    return brig_error_set (err, -r, "empty the ephemeral layer");
+  r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);
+  if (r < 0)
+    return r;
+  root = realpath (c->ctx->state_root, NULL);
+  if (root == NULL)
+    return brig_error_errno (err, "state root %s", c->ctx->state_root);
+  c->ephemeral_dir = xasprintf ("%s/%s/" BRIG_EPHEMERAL_DIR, root, c->o->id);
+  return 0;
+}
+
+static int
+respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
+{
+  _cleanup_close_ int exec_fd = -1;
+  int r;
+
+  r = load_saved_config (c, rs->old, err);
+  if (r < 0)
+    return r;
+  if (c->cfg->process && c->cfg->process->has_terminal && c->cfg->process->terminal)
+    return brig_error_set (err, EINVAL, "process.terminal: a container with a terminal "
+                           "cannot be reset (no console socket to hand it to)");
+  /* The same checks as create, on the saved config: they build the
+   * namespace plan and the seccomp program (from the cache) again. The
+   * egress policy is not parsed again: its programs stay attached to the
+   * cgroup and its pinned addresses stay as create resolved them. */
+  r = create_validate_config (c, err);
+  if (r < 0)
+    return r;
+  if (rs->netns_fd >= 0)
+    {
+      c->ns.new_flags &= ~(unsigned long) CLONE_NEWNET;
+      c->ns.join_fd[BRIG_NS_NET] = fcntl (rs->netns_fd, F_DUPFD_CLOEXEC, 3);
+      if (c->ns.join_fd[BRIG_NS_NET] < 0)
+        return brig_error_errno (err, "the pinned network namespace");
+    }
+  r = remake_disk_layer (c, err);
+  if (r < 0)
+    return r;
+  create_fill_state (c);
+  /* what create applied and resolved, kept */
+  c->st.egress = brig_steal_ptr (rs->old->egress);
+  /* The old init's line goes: the record names one init, this one. */
+  r = brig_state_record_drop_init (c->dirfd, err);
+  if (r < 0)
+    return r;
+  if (unlinkat (c->dirfd, BRIG_EXEC_SOCKET, 0) < 0 && errno != ENOENT)
+    return brig_error_errno (err, "remove the old exec socket");
+  r = create_listen_exec_socket (c->dirfd, &exec_fd, err);
+  if (r < 0)
+    return r;
+  r = create_spawn_init (c, exec_fd, -1, err);
+  if (r < 0)
+    return r;
+  return brig_state_commit (c->dirfd, err);
+}
+
+int
+brig_container_respawn (const struct brig_context *ctx, const char *id,
+                        struct brig_respawn *rs, brig_error *err)
+{
+  /* Not relayed: NOTIFY_SOCKET belongs to the engine that created it. */
+  struct brig_context rctx = *ctx;
+  struct brig_create_opts o = { .id = id };
+  struct create_ctx c;
+  int r;
+
+  rctx.notify_socket = NULL;
+  create_ctx_init (&c, &rctx, &o, MODE_CREATE);
+  c.reset = true;
+  c.dirfd = rs->dirfd;
+  c.cg = rs->cg;
+  /* The new init's stdio is /dev/null, not the caller's: reset's output is
+   * its report, and a caller reading it to the end must not wait for the
+   * next tenant to exit. */
+  c.stdio_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  r = c.stdio_fd < 0 ? brig_error_errno (err, "open /dev/null") : respawn (&c, rs, err);
+  if (c.stdio_fd >= 0)
+    close (c.stdio_fd);
+  if (r < 0)
+    {
+      /* The init, never the cgroup or the state: the caller marks the
+       * container unusable and delete removes the rest. */
+      if (c.pidfd >= 0)
+        syscall (SYS_pidfd_send_signal, c.pidfd, SIGKILL, NULL, 0);
+      else if (c.pid > 0)
+        kill (c.pid, SIGKILL);
+      if (c.child > 0)
+        while (waitpid (c.child, NULL, 0) < 0 && errno == EINTR)
+          ;
+      if (c.pid > 0 && c.pid != c.child)
+        while (waitpid (c.pid, NULL, 0) < 0 && errno == EINTR)
+          ;
+    }
+  else
+    {
+      rs->pid = c.pid;
+      rs->start_time = c.st.pid_start_time;
+    }
+  c.dirfd = -1;
+  c.cg = NULL;
+  create_ctx_free (&c);
+  return r;
+}

@@ -1,0 +1,563 @@
+/* brig reset's checks of the new init, while it waits for `start`: what
+ * the previous tenant could have left and the new init could see, each a
+ * named check in the report (docs/sandbox.md "Reset", the threat model).
+ * Everything is read from the host side (/proc/PID of the new init, the
+ * cgroup) or from a short-lived child that joined one namespace; nothing
+ * runs inside the container. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "sandbox/ephemeral.h"
+#include "sandbox/reset_internal.h"
+#include "state.h"
+#include "utils.h"
+
+#ifndef FSCONFIG_CMD_CREATE
+#define FSCONFIG_CMD_CREATE 6
+#endif
+
+/* Append "what" to a comma list (at most 4 items, then "..."). */
+static void
+note (char **list, size_t *n, const char *what)
+{
+  char *s;
+  if ((*n)++ >= 4)
+    {
+      if (*n == 5)
+        {
+          s = xasprintf ("%s, ...", *list);
+          free (*list);
+          *list = s;
+        }
+      return;
+    }
+  s = xasprintf ("%s%s%s", *list ? *list : "", *list ? ", " : "", what);
+  free (*list);
+  *list = s;
+}
+
+int
+reset_sockets (const char *dir, char **detail)
+{
+  static const char *const files[] = { "tcp", "tcp6", "udp", "udp6", "raw", "raw6", "unix",
+                                       "packet" };
+  size_t n = 0;
+
+  *detail = NULL;
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (files); i++)
+    {
+      _cleanup_free_ char *path = xasprintf ("%s/%s", dir, files[i]);
+      _cleanup_fclose_ FILE *f = fopen (path, "re");
+      char line[512];
+      bool header = true;
+      if (f == NULL)
+        {
+          if (errno == ENOENT)
+            continue;   /* no IPv6, no packet sockets in this kernel */
+          return -errno;
+        }
+      while (fgets (line, sizeof line, f))
+        {
+          char what[128];
+          unsigned st = 0;
+          if (header)
+            {
+              header = false;
+              continue;
+            }
+          /* tcp/udp: "sl local rem st ..." (st in hex) */
+          if (files[i][0] == 't' || files[i][0] == 'u' || files[i][0] == 'r')
+            sscanf (line, "%*s %*s %*s %x", &st);
+          if (strcmp (files[i], "unix") == 0 || strcmp (files[i], "packet") == 0)
+            snprintf (what, sizeof what, "a %s socket", files[i]);
+          else
+            snprintf (what, sizeof what, "a %s socket (state %02X)", files[i], st);
+          note (detail, &n, what);
+        }
+    }
+  return 0;
+}
+
+/* An octal-escaped mountinfo field (\040 for a space) decoded in place. */
+static void
+unescape (char *s)
+{
+  char *o = s;
+  for (; *s; s++)
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0'
+        && s[3] <= '7')
+      {
+        *o++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+        s += 3;
+      }
+    else
+      *o++ = *s;
+  *o = '\0';
+}
+
+static bool
+under (const char *path, const char *dir)
+{
+  size_t l = strlen (dir);
+  return strncmp (path, dir, l) == 0 && path[l] == '/';
+}
+
+/* The mount points the config asks for (and the device nodes brig binds
+ * under /dev): a mount anywhere else in the new namespace came from the
+ * host, e.g. propagated there by the previous tenant. */
+static bool
+mount_expected (const oci_config *cfg, const char *mp)
+{
+  static const char *const dev[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                     "/dev/urandom", "/dev/tty", "/dev/console" };
+  const oci_linux *lx = cfg->linux;
+
+  if (strcmp (mp, "/") == 0)
+    return true;
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      _cleanup_free_ char *d = cfg->mounts[i].destination
+        ? brig_path_clean (cfg->mounts[i].destination) : NULL;
+      const char *type = cfg->mounts[i].type ? cfg->mounts[i].type : "";
+      if (d == NULL)
+        continue;
+      if (strcmp (mp, d) == 0)
+        return true;
+      /* a v1 cgroup mount is one mount per hierarchy below it */
+      if ((strcmp (type, "cgroup") == 0 || strcmp (type, "cgroup2") == 0) && under (mp, d))
+        return true;
+    }
+  for (size_t i = 0; lx && i < lx->masked_paths_len; i++)
+    if (strcmp (mp, lx->masked_paths[i]) == 0)
+      return true;
+  for (size_t i = 0; lx && i < lx->readonly_paths_len; i++)
+    if (strcmp (mp, lx->readonly_paths[i]) == 0)
+      return true;
+  for (size_t i = 0; lx && i < lx->devices_len; i++)
+    if (lx->devices[i].path && strcmp (mp, lx->devices[i].path) == 0)
+      return true;
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (dev); i++)
+    if (strcmp (mp, dev[i]) == 0)
+      return true;
+  return false;
+}
+
+static void
+check_mounts (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/mountinfo", (int) pid);
+  _cleanup_fclose_ FILE *f = fopen (path, "re");
+  char *line = NULL, *extra = NULL;
+  size_t cap = 0, n = 0;
+
+  if (f == NULL)
+    {
+      reset_check_add (rep, "mounts.exact", false, xasprintf ("%s: %s", path, strerror (errno)));
+      return;
+    }
+  while (getline (&line, &cap, f) > 0)
+    {
+      char mp[4096];
+      /* id parent major:minor root mountpoint ... */
+      if (sscanf (line, "%*s %*s %*s %*s %4095s", mp) != 1)
+        continue;
+      unescape (mp);
+      if (!mount_expected (cfg, mp))
+        note (&extra, &n, mp);
+    }
+  free (line);
+  reset_check_add (rep, "mounts.exact", n == 0,
+                   extra ? xasprintf ("mounts the config does not ask for: %s", extra) : NULL);
+  free (extra);
+}
+
+/* Entries of a directory (no "." or ".."), listed in *list. */
+static int
+dir_entries (int dfd, char **list, size_t *n)
+{
+  DIR *d = fdopendir (dfd);
+  struct dirent *de;
+  if (d == NULL)
+    {
+      close (dfd);
+      return -errno;
+    }
+  while ((de = readdir (d)) != NULL)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      note (list, n, de->d_name);
+  closedir (d);
+  return 0;
+}
+
+/* The writable places that come new with the reset: the ephemeral layer
+ * and the config's tmpfs mounts, /dev/shm first among them. */
+static void
+check_writable (const oci_config *cfg, pid_t pid, int dirfd, struct brig_reset_report *rep)
+{
+  _cleanup_free_ char *rootp = xasprintf ("/proc/%d/root", (int) pid);
+  _cleanup_close_ int rootfd = open (rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct brig_ephemeral e = { 0 };
+  char *found = NULL;
+  size_t n = 0;
+
+  if (rootfd < 0)
+    {
+      reset_check_add (rep, "tmpfs.empty", false, xasprintf ("%s: %s", rootp, strerror (errno)));
+      return;
+    }
+  if (brig_ephemeral_parse (cfg, &e, NULL) == 0 && e.mode == BRIG_EPHEMERAL_TMPFS)
+    {
+      /* An overlay reports its upper layer's file system: a new tmpfs
+       * holds no page and only the layer's own directories. */
+      struct statfs sf;
+      bool ok = fstatfs (rootfd, &sf) == 0 && sf.f_blocks - sf.f_bfree == 0
+                && sf.f_files - sf.f_ffree <= 8;
+      reset_check_add (rep, "rootfs.layer", ok,
+                       xasprintf ("the tmpfs layer holds %llu blocks and %llu inodes",
+                                  (unsigned long long) (sf.f_blocks - sf.f_bfree),
+                                  (unsigned long long) (sf.f_files - sf.f_ffree)));
+    }
+  else if (e.mode == BRIG_EPHEMERAL_DISK)
+    {
+      int fd = openat (dirfd, BRIG_EPHEMERAL_DIR "/upper", O_RDONLY | O_DIRECTORY | O_CLOEXEC
+                       | O_NOFOLLOW);
+      int r = fd < 0 ? -errno : dir_entries (fd, &found, &n);
+      reset_check_add (rep, "rootfs.layer", r == 0 && n == 0,
+                       r < 0 ? xasprintf ("the disk layer: %s", strerror (-r))
+                       : xasprintf ("the disk layer holds: %s", found ? found : ""));
+      free (found);
+      found = NULL;
+      n = 0;
+    }
+
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      const oci_mount *m = &cfg->mounts[i];
+      _cleanup_free_ char *d = m->destination ? brig_path_clean (m->destination) : NULL;
+      char *here = NULL;
+      size_t k = 0;
+      int fd;
+      /* /dev is filled by brig with the device nodes */
+      if (d == NULL || m->type == NULL || strcmp (m->type, "tmpfs") != 0 || strcmp (d, "/dev") == 0)
+        continue;
+      fd = brig_path_open_in_root (rootfd, d, O_RDONLY | O_DIRECTORY);
+      if (fd < 0 || dir_entries (fd, &here, &k) < 0)
+        {
+          note (&found, &n, d);
+          continue;
+        }
+      if (k > 0)
+        {
+          char *w = xasprintf ("%s holds %s", d, here);
+          note (&found, &n, w);
+          free (w);
+        }
+      free (here);
+    }
+  reset_check_add (rep, "tmpfs.empty", n == 0, found);
+}
+
+/* What a child that joined the new init's uts and ipc namespaces sees. */
+struct ns_probe {
+  int uts_ok, ipc_ok;
+  char host[65], domain[65];
+  int shm, sem, msg, mq;
+};
+
+static int
+count_lines (const char *path)
+{
+  FILE *f = fopen (path, "re");
+  char line[512];
+  int n = -1;   /* the header */
+  if (f == NULL)
+    return 0;
+  while (fgets (line, sizeof line, f))
+    n++;
+  fclose (f);
+  return n < 0 ? 0 : n;
+}
+
+/* The POSIX message queues of the current ipc namespace: a new mqueue
+ * instance (fsopen makes it for the caller's ipc namespace), never mounted
+ * anywhere. */
+static int
+count_mqueues (void)
+{
+  int fs = (int) syscall (SYS_fsopen, "mqueue", 1 /* FSOPEN_CLOEXEC */);
+  int mnt, dfd, n = 0;
+  DIR *d;
+  struct dirent *de;
+
+  if (fs < 0)
+    return -1;
+  if (syscall (SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0
+      || (mnt = (int) syscall (SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, 0)) < 0)
+    {
+      close (fs);
+      return -1;
+    }
+  close (fs);
+  dfd = openat (mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  close (mnt);
+  if (dfd < 0 || (d = fdopendir (dfd)) == NULL)
+    return -1;
+  while ((de = readdir (d)) != NULL)
+    if (de->d_name[0] != '.')
+      n++;
+  closedir (d);
+  return n;
+}
+
+static void
+probe_child (int uts_fd, int ipc_fd, int out)
+{
+  struct ns_probe p = { 0 };
+  struct utsname u;
+
+  if (uts_fd >= 0 && setns (uts_fd, CLONE_NEWUTS) == 0 && uname (&u) == 0)
+    {
+      p.uts_ok = 1;
+      snprintf (p.host, sizeof p.host, "%s", u.nodename);
+      snprintf (p.domain, sizeof p.domain, "%s", u.domainname);
+    }
+  if (ipc_fd >= 0 && setns (ipc_fd, CLONE_NEWIPC) == 0)
+    {
+      p.ipc_ok = 1;
+      p.shm = count_lines ("/proc/sysvipc/shm");
+      p.sem = count_lines ("/proc/sysvipc/sem");
+      p.msg = count_lines ("/proc/sysvipc/msg");
+      p.mq = count_mqueues ();
+    }
+  _exit (write (out, &p, sizeof p) == (ssize_t) sizeof p ? 0 : 1);
+}
+
+static void
+check_uts_ipc (const oci_config *cfg, unsigned long new_flags, pid_t pid,
+               struct brig_reset_report *rep)
+{
+  _cleanup_close_ int uts = -1, ipc = -1;
+  struct ns_probe p = { 0 };
+  struct utsname self;
+  char path[64];
+  int pfd[2];
+  pid_t child;
+  bool got;
+
+  if (!(new_flags & (CLONE_NEWUTS | CLONE_NEWIPC)))
+    return;
+  snprintf (path, sizeof path, "/proc/%d/ns/uts", (int) pid);
+  if (new_flags & CLONE_NEWUTS)
+    uts = open (path, O_RDONLY | O_CLOEXEC);
+  snprintf (path, sizeof path, "/proc/%d/ns/ipc", (int) pid);
+  if (new_flags & CLONE_NEWIPC)
+    ipc = open (path, O_RDONLY | O_CLOEXEC);
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    return reset_check_add (rep, "ipc.empty", false, xstrdup ("pipe failed"));
+  child = fork ();
+  if (child == 0)
+    probe_child (uts, ipc, pfd[1]);
+  close (pfd[1]);
+  got = child > 0 && read (pfd[0], &p, sizeof p) == (ssize_t) sizeof p;
+  close (pfd[0]);
+  if (child > 0)
+    while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+      ;
+  if (new_flags & CLONE_NEWUTS)
+    {
+      /* Without a hostname in the config the new namespace keeps brig's. */
+      const char *want_h = cfg->hostname && *cfg->hostname ? cfg->hostname : NULL;
+      const char *want_d = cfg->domainname && *cfg->domainname ? cfg->domainname : NULL;
+      uname (&self);
+      if (want_h == NULL)
+        want_h = self.nodename;
+      if (want_d == NULL)
+        want_d = self.domainname;
+      reset_check_add (rep, "uts.config", got && p.uts_ok && strcmp (p.host, want_h) == 0
+                       && strcmp (p.domain, want_d) == 0,
+                       got && p.uts_ok ? xasprintf ("hostname \"%s\", domainname \"%s\"",
+                                                    p.host, p.domain)
+                       : xstrdup ("cannot join the uts namespace"));
+    }
+  if (new_flags & CLONE_NEWIPC)
+    {
+      reset_check_add (rep, "ipc.empty", got && p.ipc_ok && p.shm == 0 && p.sem == 0 && p.msg == 0,
+                       got && p.ipc_ok ? xasprintf ("%d shm, %d sem, %d msg", p.shm, p.sem, p.msg)
+                       : xstrdup ("cannot join the ipc namespace"));
+      reset_check_add (rep, "mqueue.empty", got && p.ipc_ok && p.mq == 0,
+                       p.mq < 0 ? xstrdup ("cannot list the POSIX message queues")
+                       : xasprintf ("%d POSIX message queues", p.mq));
+    }
+}
+
+static void
+check_sockets (pid_t pid, struct brig_reset_report *rep)
+{
+  _cleanup_free_ char *dir = xasprintf ("/proc/%d/net", (int) pid);
+  char *detail = NULL;
+  int r = reset_sockets (dir, &detail);
+  if (r < 0)
+    return reset_check_add (rep, "net.sockets", false, xasprintf ("%s: %s", dir, strerror (-r)));
+  reset_check_add (rep, "net.sockets", detail == NULL, detail);
+}
+
+/* /proc/PID/limits row titles of the rlimits a config may set. */
+static const struct { const char *type, *title; } limit_rows[] = {
+  { "RLIMIT_CPU", "Max cpu time" }, { "RLIMIT_FSIZE", "Max file size" },
+  { "RLIMIT_DATA", "Max data size" }, { "RLIMIT_STACK", "Max stack size" },
+  { "RLIMIT_CORE", "Max core file size" }, { "RLIMIT_RSS", "Max resident set" },
+  { "RLIMIT_NPROC", "Max processes" }, { "RLIMIT_NOFILE", "Max open files" },
+  { "RLIMIT_MEMLOCK", "Max locked memory" }, { "RLIMIT_AS", "Max address space" },
+  { "RLIMIT_LOCKS", "Max file locks" }, { "RLIMIT_SIGPENDING", "Max pending signals" },
+  { "RLIMIT_MSGQUEUE", "Max msgqueue size" }, { "RLIMIT_NICE", "Max nice priority" },
+  { "RLIMIT_RTPRIO", "Max realtime priority" }, { "RLIMIT_RTTIME", "Max realtime timeout" },
+};
+
+static uint64_t
+limit_value (const char *s)
+{
+  return strcmp (s, "unlimited") == 0 ? UINT64_MAX : strtoull (s, NULL, 10);
+}
+
+static void
+check_rlimits (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/limits", (int) pid), *text = NULL;
+  const oci_process *p = cfg->process;
+  char *bad = NULL;
+  size_t n = 0;
+
+  if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) < 0)
+    return reset_check_add (rep, "rlimits.config", false, xasprintf ("cannot read %s", path));
+  for (size_t i = 0; p && i < p->rlimits_len; i++)
+    for (size_t j = 0; j < BRIG_ARRAY_SIZE (limit_rows); j++)
+      {
+        char soft[32], hard[32], *row;
+        if (strcmp (p->rlimits[i].type, limit_rows[j].type) != 0)
+          continue;
+        row = strstr (text, limit_rows[j].title);
+        if (row == NULL || sscanf (row + strlen (limit_rows[j].title), "%31s %31s", soft,
+                                   hard) != 2
+            || limit_value (soft) != p->rlimits[i].soft
+            || limit_value (hard) != p->rlimits[i].hard)
+          {
+            char *w = xasprintf ("%s is %s/%s", p->rlimits[i].type, row ? soft : "?",
+                                 row ? hard : "?");
+            note (&bad, &n, w);
+            free (w);
+          }
+      }
+  reset_check_add (rep, "rlimits.config", n == 0, bad);
+}
+
+/* Before start, what is observable of the filter is that the init runs
+ * under exactly one (the cached program create compiled); its contents
+ * would need ptrace. Without linux.seccomp: none. */
+static void
+check_seccomp (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/status", (int) pid), *text = NULL;
+  bool want = cfg->linux && cfg->linux->seccomp;
+  const char *m, *f;
+  int mode = -1, filters = -1;
+
+  if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) == 0)
+    {
+      if ((m = strstr (text, "\nSeccomp:")) != NULL)
+        mode = atoi (m + 9);
+      if ((f = strstr (text, "\nSeccomp_filters:")) != NULL)
+        filters = atoi (f + 17);
+    }
+  reset_check_add (rep, "seccomp.config", want ? mode == 2 && filters == 1 : mode == 0,
+                   xasprintf ("Seccomp: %d, Seccomp_filters: %d (%s)", mode, filters,
+                              want ? "want one filter" : "want none"));
+}
+
+/* Zombies still charged to the cgroup: dead processes whose parent (the
+ * engine's subreaper, or pid 1 for what brig create or reset left) has not
+ * reaped them yet. They hold no memory, file or socket, only a pid. */
+static uint64_t
+zombies_in (const char *cgpath)
+{
+  _cleanup_closedir_ DIR *d = opendir ("/proc");
+  size_t plen = strlen (cgpath);
+  struct dirent *de;
+  uint64_t n = 0;
+
+  while (d && (de = readdir (d)) != NULL)
+    {
+      char p[300], st = 0;
+      unsigned long long t;
+      _cleanup_free_ char *text = NULL;
+      if (de->d_name[0] < '1' || de->d_name[0] > '9'
+          || brig_proc_stat ((pid_t) atoi (de->d_name), &st, &t) < 0 || st != 'Z')
+        continue;
+      snprintf (p, sizeof p, "/proc/%s/cgroup", de->d_name);
+      if (brig_read_file_at (AT_FDCWD, p, &text, NULL, NULL) < 0)
+        continue;
+      for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
+        {
+          char *c = strchr (l, ':') ? strchr (strchr (l, ':') + 1, ':') : NULL;
+          if (c && strncmp (c + 1, cgpath, plen) == 0 && (c[1 + plen] == '\n' || c[1 + plen] == '\0'))
+            {
+              n++;
+              break;
+            }
+        }
+    }
+  return n;
+}
+
+/* pids.current is 1 (the new init) plus the zombies not reaped yet; live
+ * processes of the old tenant are cgroup.empty's. Memory under a bound. */
+static void
+check_usage (brig_cgroup *cg, struct brig_reset_report *rep)
+{
+  uint64_t mem, pids, zombies = 0;
+
+  brig_cgroup_usage (cg, &mem, &pids);
+  if (pids != UINT64_MAX && pids > 1)
+    zombies = zombies_in (brig_cgroup_path (cg));
+  if (pids != UINT64_MAX)
+    reset_check_add (rep, "pids.usage", pids <= 1 + zombies,
+                     xasprintf ("pids.current is %" PRIu64 ", want 1 (the new init) and %"
+                                PRIu64 " zombies not reaped yet", pids, zombies));
+  if (mem != UINT64_MAX)
+    reset_check_add (rep, "memory.usage", mem <= BRIG_RESET_MEMORY_BOUND,
+                     xasprintf ("%" PRIu64 " bytes in use, bound %" PRIu64, mem,
+                                BRIG_RESET_MEMORY_BOUND));
+}
+
+void
+reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, int dirfd,
+                   brig_cgroup *cg, pid_t old_pid, unsigned long long old_start,
+                   struct brig_reset_report *rep)
+{
+  if (new_flags & CLONE_NEWNS)
+    {
+      check_mounts (cfg, pid, rep);
+      check_writable (cfg, pid, dirfd, rep);
+    }
+  check_uts_ipc (cfg, new_flags, pid, rep);
+  if (new_flags & CLONE_NEWNET)
+    check_sockets (pid, rep);
+  check_rlimits (cfg, pid, rep);
+  check_seccomp (cfg, pid, rep);
+  (void) old_pid;
+  (void) old_start;
+  check_usage (cg, rep);
+}
