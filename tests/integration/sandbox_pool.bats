@@ -325,6 +325,8 @@ reset_lines_ok() {
 	assert_contains "$out" "done"
 	run brig pool drain p
 	[ "$status" -eq 0 ]
+	# nothing left, also not the network namespace reset kept pinned
+	[ -z "$(host_mounts)" ]
 	assert_no_leftovers
 }
 
