@@ -52,6 +52,14 @@ brig_reset_report_free (struct brig_reset_report *rep)
   rep->n = 0;
 }
 
+static double
+mono_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
 static void
 sleep_ms (long ms)
 {
@@ -145,7 +153,7 @@ check_old_namespaces (const struct reset_ns *ns, size_t n, struct brig_reset_rep
 /* Whether the pinned network namespace has nothing of the tenant left: no
  * socket at all (a TIME_WAIT connection names the tenant's peers). */
 static bool
-pinned_netns_clean (int nsfd)
+pinned_netns_clean (int nsfd, char **why)
 {
   _cleanup_close_ int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   _cleanup_free_ char *detail = NULL;
@@ -162,7 +170,8 @@ pinned_netns_clean (int nsfd)
     }
   if (r == 0 && detail)
     brig_debug ("reset: pinned network namespace not reused: %s", detail);
-  return r == 0 && detail == NULL;
+  *why = brig_steal_ptr (detail);
+  return r == 0 && *why == NULL;
 }
 
 static void
@@ -209,6 +218,8 @@ struct reset_run {
   size_t n_old;
   bool opt_in;
   int netns_fd;
+  pid_t old_pid;                 /* the init before the reset */
+  unsigned long long old_start;
 };
 
 /* Everything that can refuse a reset while the container is untouched. */
@@ -300,46 +311,69 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
   _cleanup_free_ char *why = NULL;
   int r;
 
+  double t0 = mono_ms ();
   reset_check_add (rep, "cgroup.empty", kill_everything (c, x->cg),
                    xstrdup ("processes left in the cgroup after SIGKILL (10 s)"));
-  if (x->n_old > 0)
+  brig_debug ("reset: kill %.3f ms", mono_ms () - t0);
+  /* With a pid namespace of its own, the kernel killed every process in
+   * it (and in the pid namespaces below it) before its init counted as
+   * exited, also those that had left the cgroup: no tenant process can be
+   * outside it, so no scan is needed. Without one, a tenant that moved
+   * itself out of the cgroup keeps the old namespaces: scan for them. */
+  if (x->ns.new_flags & CLONE_NEWPID)
+    reset_check_add (rep, "ns.unused", true, NULL);
+  else if (x->n_old > 0)
     check_old_namespaces (x->old, x->n_old, rep);
-  else if (!(x->ns.new_flags & CLONE_NEWPID))
+  else
     reset_check_add (rep, "ns.unused", false,
                      xstrdup ("the old init's namespaces are unknown (it exited before the "
                               "reset; opt in with run.brig.reset=true to record them)"));
-  /* else: the kernel killed every process of the pid namespace with its
-   * init, also those that left the cgroup */
-  else
-    reset_check_add (rep, "ns.unused", true, NULL);
   if (!rep->ok)
     {
       why = failed_names (rep);
       return mark_failed (c, why, err);
     }
 
+  brig_debug ("reset: ns scan %.3f ms", mono_ms () - t0);
   /* The page cache and the peaks the tenant left. */
   brig_cgroup_reset_counters (x->cg);
+  brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
 
   /* The pinned network namespace, when nothing of the tenant is left in it. */
   {
     _cleanup_close_ int nsfd = openat (c->dirfd, BRIG_RESET_NETNS, O_RDONLY | O_CLOEXEC);
     int e = errno;
-    if (nsfd >= 0 && brig_reset_netns_reusable (x->cfg, &x->ns) && pinned_netns_clean (nsfd))
+    _cleanup_free_ char *why_not = NULL;
+    if (nsfd >= 0 && brig_reset_netns_reusable (x->cfg, &x->ns)
+        && pinned_netns_clean (nsfd, &why_not))
       rs.netns_fd = x->netns_fd = brig_steal_fd (nsfd);
     else if (nsfd >= 0 || e != ENOENT)
       unpin_netns (c->dirfd);
   }
 
+  brig_debug ("reset: netns %.3f ms", mono_ms () - t0);
   r = brig_container_respawn (x->ctx, c->id, &rs, err);
+  brig_debug ("reset: respawn %.3f ms", mono_ms () - t0);
   if (r < 0)
     {
       why = xstrdup (err->msg ? err->msg : "a new init could not be made");
       brig_error_clear (err);
       return mark_failed (c, why, err);
     }
-  reset_verify_init (x->cfg, x->ns.new_flags, rs.pid, c->dirfd, x->cg, c->st.pid,
-                     c->st.pid_start_time, rep);
+  {
+    unsigned long mine = x->ns.new_flags;
+    /* The reused network namespace was checked, empty, with every process
+     * of the tenant dead; the new init has not run a line of the tenant's
+     * program yet: that check stands for it (and saves reading the host's
+     * socket tables twice). */
+    if (rs.netns_fd >= 0)
+      {
+        reset_check_add (rep, "net.sockets", true, NULL);
+        mine &= ~(unsigned long) CLONE_NEWNET;
+      }
+    reset_verify_init (x->cfg, mine, rs.pid, c->dirfd, x->cg, x->old_pid, x->old_start, rep);
+  }
+  brig_debug ("reset: verify %.3f ms", mono_ms () - t0);
   if (!rep->ok)
     {
       int pidfd = (int) syscall (SYS_pidfd_open, rs.pid, 0);
@@ -376,6 +410,8 @@ brig_container_reset (const struct brig_context *ctx, const char *id,
   if (r < 0)
     return r;
   x.c = c;
+  x.old_pid = c->st.pid;
+  x.old_start = c->st.pid_start_time;
   r = reset_prepare (&x, err);
   if (r == 0)
     r = reset_do (&x, rep, err);

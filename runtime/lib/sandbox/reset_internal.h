@@ -63,7 +63,7 @@ int reset_sockets (const char *dir, char **detail);
  * tmpfs, ipc, mqueue, sockets, uts, rlimits, seccomp, usage. new_flags:
  * the namespaces that are brig's own (made new, or the pinned network
  * namespace); dirfd: the state directory (the disk layer); old_pid and
- * old_start: the old init, which stays charged to pids while a zombie. */
+ * old_start: the old init (a zombie until its parent reaps it). */
 void reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, int dirfd,
                         brig_cgroup *cg, pid_t old_pid, unsigned long long old_start,
                         struct brig_reset_report *rep);

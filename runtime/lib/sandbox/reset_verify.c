@@ -50,6 +50,34 @@ note (char **list, size_t *n, const char *what)
   *list = s;
 }
 
+/* The namespace's own socket counters (sockstat, sockstat6): "sockets:
+ * used", every "inuse" and TCP's "tw". True when all are 0. Cheap, where
+ * /proc/net/tcp walks the host's whole connection hash table (5 ms here). */
+static bool
+sockstat_empty (const char *dir)
+{
+  static const char *const files[] = { "sockstat", "sockstat6" };
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (files); i++)
+    {
+      _cleanup_free_ char *path = xasprintf ("%s/%s", dir, files[i]), *text = NULL;
+      char *save = NULL;
+      bool want = false;
+      if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) < 0)
+        {
+          if (i == 1)
+            continue;   /* no IPv6 */
+          return false;
+        }
+      for (char *w = strtok_r (text, " \n", &save); w; w = strtok_r (NULL, " \n", &save))
+        {
+          if (want && strcmp (w, "0") != 0)
+            return false;
+          want = strcmp (w, "used") == 0 || strcmp (w, "inuse") == 0 || strcmp (w, "tw") == 0;
+        }
+    }
+  return true;
+}
+
 int
 reset_sockets (const char *dir, char **detail)
 {
@@ -58,6 +86,9 @@ reset_sockets (const char *dir, char **detail)
   size_t n = 0;
 
   *detail = NULL;
+  if (sockstat_empty (dir))
+    return 0;
+  /* Something is there: say what, from the per-protocol tables. */
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (files); i++)
     {
       _cleanup_free_ char *path = xasprintf ("%s/%s", dir, files[i]);
@@ -464,14 +495,17 @@ check_rlimits (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
   reset_check_add (rep, "rlimits.config", n == 0, bad);
 }
 
-/* Before start, what is observable of the filter is that the init runs
- * under exactly one (the cached program create compiled); its contents
- * would need ptrace. Without linux.seccomp: none. */
+/* Before start, what is observable of the filter is how many the init runs
+ * under: exactly one (the program prepared from the seccomp cache at the
+ * respawn; its bytes would need ptrace) when it loads it before waiting for
+ * start (no noNewPrivileges), none when it loads it last before execve
+ * (noNewPrivileges: after start) or without linux.seccomp. */
 static void
 check_seccomp (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
 {
   _cleanup_free_ char *path = xasprintf ("/proc/%d/status", (int) pid), *text = NULL;
-  bool want = cfg->linux && cfg->linux->seccomp;
+  bool want = cfg->linux && cfg->linux->seccomp && cfg->process
+              && !cfg->process->no_new_privileges;
   const char *m, *f;
   int mode = -1, filters = -1;
 
@@ -484,7 +518,7 @@ check_seccomp (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
     }
   reset_check_add (rep, "seccomp.config", want ? mode == 2 && filters == 1 : mode == 0,
                    xasprintf ("Seccomp: %d, Seccomp_filters: %d (%s)", mode, filters,
-                              want ? "want one filter" : "want none"));
+                              want ? "want one filter" : "want none before start"));
 }
 
 /* Zombies still charged to the cgroup: dead processes whose parent (the
@@ -525,12 +559,18 @@ zombies_in (const char *cgpath)
 /* pids.current is 1 (the new init) plus the zombies not reaped yet; live
  * processes of the old tenant are cgroup.empty's. Memory under a bound. */
 static void
-check_usage (brig_cgroup *cg, struct brig_reset_report *rep)
+check_usage (brig_cgroup *cg, pid_t old_pid, unsigned long long old_start,
+             struct brig_reset_report *rep)
 {
   uint64_t mem, pids, zombies = 0;
+  unsigned long long t = 0;
+  char st = 0;
 
+  /* Checked first, the usual case: the old init, not reaped yet. */
+  if (old_pid > 0 && brig_proc_stat (old_pid, &st, &t) == 0 && st == 'Z' && t == old_start)
+    zombies = 1;
   brig_cgroup_usage (cg, &mem, &pids);
-  if (pids != UINT64_MAX && pids > 1)
+  if (pids != UINT64_MAX && pids > 1 + zombies)
     zombies = zombies_in (brig_cgroup_path (cg));
   if (pids != UINT64_MAX)
     reset_check_add (rep, "pids.usage", pids <= 1 + zombies,
@@ -557,7 +597,5 @@ reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, in
     check_sockets (pid, rep);
   check_rlimits (cfg, pid, rep);
   check_seccomp (cfg, pid, rep);
-  (void) old_pid;
-  (void) old_start;
-  check_usage (cg, rep);
+  check_usage (cg, old_pid, old_start, rep);
 }
