@@ -82,7 +82,9 @@ places_process_in_container (const struct brig_command *cmd, const char *sub)
    * claim only releases a waiting init and must stay cheap. */
   if (cmd->run == cmd_pool)
     return sub && (strcmp (sub, "fill") == 0 || strcmp (sub, "release") == 0);
-  return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec;
+  /* reset clones a new init, as create does */
+  return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec
+         || cmd->run == cmd_reset;
 }
 
 static int
