@@ -30,6 +30,7 @@ const struct brig_command brig_commands[] = {
   { "reset", "kill everything in a container and make it created again, verified (JSON)",
     cmd_reset },
   { "check", "report how far a config.json is from a boundary (rules, severities)", cmd_check },
+  { "pool", "warm containers: fill, claim, release (reset), status, drain", cmd_pool },
   { "spec", "write a default config.json into a bundle", cmd_spec },
   { "features", "print the features this build supports (JSON)", cmd_features },
   { "version", "print the version and the compiled-in features", cmd_version },
@@ -75,9 +76,15 @@ find_command (const char *name)
  * there: they run from a sealed copy of the binary (selfexe.h). The others
  * never put a process in a container and do not pay for the copy. */
 static bool
-places_process_in_container (const struct brig_command *cmd)
+places_process_in_container (const struct brig_command *cmd, const char *sub)
 {
-  return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec;
+  /* pool fill creates members, pool release makes a new init (reset);
+   * claim only releases a waiting init and must stay cheap. */
+  if (cmd->run == cmd_pool)
+    return sub && (strcmp (sub, "fill") == 0 || strcmp (sub, "release") == 0);
+  /* reset clones a new init, as create does */
+  return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec
+         || cmd->run == cmd_reset;
 }
 
 static int
@@ -197,7 +204,7 @@ main (int argc, char **argv)
       brig_log (BRIG_LOG_ERROR, "brig: unknown command \"%s\" (see 'brig --help')", argv[optind]);
       return 1;
     }
-  if (places_process_in_container (cmd))
+  if (places_process_in_container (cmd, optind + 1 < argc ? argv[optind + 1] : NULL))
     {
       brig_error err = { 0 };
       /* Returns only when the copy cannot be made or run: fail closed. */

@@ -10,6 +10,8 @@
 #include "context.h"
 #include "error.h"
 
+struct oci_config;
+
 struct brig_create_opts {
   const char *id;
   const char *bundle;          /* NULL: the current directory */
@@ -20,6 +22,11 @@ struct brig_create_opts {
                                   come first, the preserved ones after them */
   bool no_pivot;
   bool no_new_keyring;
+  /* NULL, or called on the parsed config before it is validated; the
+   * config.json kept in the state directory is then the edited one (brig
+   * pool gives each member its own cgroup and the reset opt-in). */
+  int (*edit_config) (struct oci_config *cfg, void *data, brig_error *err);
+  void *edit_data;
 };
 
 /* `create`: everything up to the init waiting on the exec socket; writes the

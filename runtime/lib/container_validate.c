@@ -59,6 +59,17 @@ create_load_bundle (struct create_ctx *c, brig_error *err)
       free (perr.msg);
       return r;
     }
+  if (c->o->edit_config)
+    {
+      /* Only callers that edit (brig pool) pay for generating it again. */
+      r = c->o->edit_config (c->cfg, c->o->edit_data, err);
+      if (r < 0)
+        return r;
+      free (c->config_buf);
+      c->config_buf = oci_generate (&oci_config_type, c->cfg, false, &c->config_len);
+      if (c->config_buf == NULL)
+        return brig_error_errno (err, "config.json: generate the edited config");
+    }
   if (c->cfg->root == NULL || c->cfg->root->path == NULL || *c->cfg->root->path == '\0')
     return brig_error_set (err, EINVAL, "config.json: root.path is required");
   {

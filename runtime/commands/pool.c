@@ -1,0 +1,291 @@
+/* brig pool fill NAME --bundle DIR --size N | claim NAME | release ID |
+ *           status NAME [--format table|json] | drain NAME */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "sandbox/pool.h"
+#include "state.h"
+#include "utils.h"
+
+static void
+pool_usage (FILE *out)
+{
+  fprintf (out,
+           "Usage: brig pool fill NAME --bundle DIR --size N\n"
+           "       brig pool claim NAME\n"
+           "       brig pool release ID\n"
+           "       brig pool status NAME [--format table|json]\n"
+           "       brig pool drain NAME\n"
+           "\n"
+           "Warm containers created ahead from one bundle (docs/sandbox.md \"Pools\").\n"
+           "\n"
+           "  fill     create members (ids NAME-<12 hex digits>) until N are available;\n"
+           "           prints the new ids (--bundle only at the first fill)\n"
+           "  claim    start an available member and print its id; exit 1 when empty\n"
+           "  release  reset a claimed member (prints the checks as `brig reset`) and\n"
+           "           make it available again; a failed reset deletes it (exit 1)\n"
+           "  status   the members, their pool state and container status, counts\n"
+           "  drain    delete every member (force) and the pool\n");
+}
+
+static void
+context_of (struct brig_globals *g, struct brig_context *ctx)
+{
+  *ctx = (struct brig_context) {
+    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
+    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
+  };
+}
+
+/* Options of one subcommand: only --help, or fill's, or status's. */
+static int
+parse (const char *sub, int argc, char **argv, const char **bundle, const char **size,
+       int *json, bool *help)
+{
+  static const struct option opts[] = {
+    { "bundle", required_argument, NULL, 'b' },
+    { "size", required_argument, NULL, 'n' },
+    { "format", required_argument, NULL, 'f' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+
+  optind = 0;
+  *help = false;
+  while ((c = getopt_long_only (argc, argv, "b:n:f:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'b':
+      case 'n':
+        if (bundle == NULL)
+          return cli_usage_error (sub, "--bundle and --size are options of fill only") ? -1 : -1;
+        if (c == 'b')
+          *bundle = optarg;
+        else
+          *size = optarg;
+        break;
+      case 'f':
+        if (json == NULL)
+          return cli_usage_error (sub, "--format is an option of status only") ? -1 : -1;
+        if ((*json = cli_parse_format (sub, optarg)) < 0)
+          return -1;
+        break;
+      case 'h': *help = true; return 0;
+      default: return -1;
+      }
+  return cli_require_args (sub, argc, argv, optind, 1);
+}
+
+static int
+pool_fill (struct brig_globals *g, int argc, char **argv)
+{
+  struct brig_context ctx;
+  _cleanup_strv_ char **made = NULL;
+  const char *bundle = NULL, *size = NULL;
+  brig_error err = { 0 };
+  char *end;
+  unsigned long n;
+  bool help;
+  int r;
+
+  if (parse ("pool fill", argc, argv, &bundle, &size, NULL, &help) < 0)
+    return 1;
+  if (help)
+    return pool_usage (stdout), 0;
+  if (size == NULL)
+    return cli_usage_error ("pool fill", "--size N is required");
+  n = strtoul (size, &end, 10);
+  if (*size < '0' || *size > '9' || *end != '\0' || n > 4096)
+    return cli_usage_error ("pool fill", "invalid --size \"%s\": expected 0..4096", size);
+  context_of (g, &ctx);
+  r = brig_pool_fill (&ctx, argv[optind], bundle, n, &made, &err);
+  for (char **id = made; id && *id; id++)
+    printf ("%s\n", *id);
+  fflush (stdout);
+  return r < 0 ? cli_fail (&err) : 0;
+}
+
+static int
+pool_claim (struct brig_globals *g, int argc, char **argv)
+{
+  struct brig_context ctx;
+  _cleanup_free_ char *id = NULL;
+  brig_error err = { 0 };
+  bool help;
+
+  if (parse ("pool claim", argc, argv, NULL, NULL, NULL, &help) < 0)
+    return 1;
+  if (help)
+    return pool_usage (stdout), 0;
+  context_of (g, &ctx);
+  if (brig_pool_claim (&ctx, argv[optind], &id, &err) < 0)
+    return cli_fail (&err);
+  printf ("%s\n", id);
+  return fflush (stdout) == 0 ? 0 : 1;
+}
+
+/* The checks one per line, then a summary, as `brig reset` prints them. */
+static void
+print_report (const char *id, const struct brig_reset_report *rep, bool ok, double ms)
+{
+  for (size_t i = 0; i < rep->n; i++)
+    {
+      fputs ("{\"check\":", stdout);
+      brig_json_write_string (stdout, rep->checks[i].name);
+      printf (",\"ok\":%s", rep->checks[i].ok ? "true" : "false");
+      if (rep->checks[i].detail)
+        {
+          fputs (",\"detail\":", stdout);
+          brig_json_write_string (stdout, rep->checks[i].detail);
+        }
+      fputs ("}\n", stdout);
+    }
+  fputs ("{\"reset\":", stdout);
+  brig_json_write_string (stdout, id);
+  printf (",\"ok\":%s,\"ms\":%.3f}\n", ok ? "true" : "false", ms);
+  fflush (stdout);
+}
+
+static int
+pool_release (struct brig_globals *g, int argc, char **argv)
+{
+  struct brig_context ctx;
+  struct brig_reset_report rep = { 0 };
+  struct timespec t0, t1;
+  brig_error err = { 0 };
+  bool help;
+  int r;
+
+  if (parse ("pool release", argc, argv, NULL, NULL, NULL, &help) < 0)
+    return 1;
+  if (help)
+    return pool_usage (stdout), 0;
+  context_of (g, &ctx);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  r = brig_pool_release (&ctx, argv[optind], &rep, &err);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  /* Only a reset that ran has checks to show. */
+  if (r == 0 || rep.n > 0)
+    print_report (argv[optind], &rep, r == 0,
+                  (double) (t1.tv_sec - t0.tv_sec) * 1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+  brig_reset_report_free (&rep);
+  return r < 0 ? cli_fail (&err) : 0;
+}
+
+static int
+pool_status (struct brig_globals *g, int argc, char **argv)
+{
+  struct brig_context ctx;
+  struct brig_pool_info info;
+  brig_error err = { 0 };
+  int json = 0;
+  bool help;
+
+  if (parse ("pool status", argc, argv, NULL, NULL, &json, &help) < 0)
+    return 1;
+  if (help)
+    return pool_usage (stdout), 0;
+  context_of (g, &ctx);
+  if (brig_pool_status (&ctx, argv[optind], &info, &err) < 0)
+    return cli_fail (&err);
+
+  if (json)
+    {
+      fputs ("{\"pool\":", stdout);
+      brig_json_write_string (stdout, argv[optind]);
+      fputs (",\"bundle\":", stdout);
+      if (info.bundle)
+        brig_json_write_string (stdout, info.bundle);
+      else
+        fputs ("null", stdout);
+      fputs (",\"members\":[", stdout);
+    }
+  else
+    printf ("%-30s %-10s %-9s %s\n", "ID", "POOL", "STATUS", "PID");
+  for (size_t i = 0; i < info.n; i++)
+    {
+      const struct brig_pool_member *m = &info.members[i];
+      brig_container *c = NULL;
+      const char *status = "missing";
+      long long pid = 0;
+      /* The container's own status from live facts, as list shows it. */
+      if (brig_container_load_any (&ctx, m->id, BRIG_LOCK_NONE, &c, NULL) == 0)
+        {
+          status = c->status == BRIG_STATUS_UNKNOWN ? "unknown" : brig_status_name (c->status);
+          if (c->status != BRIG_STATUS_STOPPED)
+            pid = c->st.pid;
+        }
+      if (json)
+        {
+          fputs (i ? ",{\"id\":" : "{\"id\":", stdout);
+          brig_json_write_string (stdout, m->id);
+          printf (",\"pool\":\"%s\",\"status\":\"%s\",\"pid\":%lld}",
+                  brig_pool_state_name (m->state), status, pid);
+        }
+      else
+        printf ("%-30s %-10s %-9s %lld\n", m->id, brig_pool_state_name (m->state), status, pid);
+      brig_container_free (c);
+    }
+  if (json)
+    {
+      fputs ("],\"counts\":{", stdout);
+      for (int s = 0; s < BRIG_POOL_NSTATES; s++)
+        printf ("\"%s\":%zu,", brig_pool_state_name ((enum brig_pool_state) s), info.count[s]);
+      printf ("\"total\":%zu}}\n", info.n);
+    }
+  else
+    {
+      printf ("%zu member%s:", info.n, info.n == 1 ? "" : "s");
+      for (int s = 0; s < BRIG_POOL_NSTATES; s++)
+        printf (" %zu %s%s", info.count[s], brig_pool_state_name ((enum brig_pool_state) s),
+                s + 1 < BRIG_POOL_NSTATES ? "," : "\n");
+    }
+  brig_pool_info_clear (&info);
+  return fflush (stdout) == 0 ? 0 : 1;
+}
+
+static int
+pool_drain (struct brig_globals *g, int argc, char **argv)
+{
+  struct brig_context ctx;
+  brig_error err = { 0 };
+  bool help;
+
+  if (parse ("pool drain", argc, argv, NULL, NULL, NULL, &help) < 0)
+    return 1;
+  if (help)
+    return pool_usage (stdout), 0;
+  context_of (g, &ctx);
+  if (brig_pool_drain (&ctx, argv[optind], &err) < 0)
+    return cli_fail (&err);
+  return 0;
+}
+
+int
+cmd_pool (struct brig_globals *g, int argc, char **argv)
+{
+  static const struct {
+    const char *name;
+    int (*run) (struct brig_globals *g, int argc, char **argv);
+  } subs[] = {
+    { "fill", pool_fill }, { "claim", pool_claim }, { "release", pool_release },
+    { "status", pool_status }, { "drain", pool_drain },
+  };
+
+  if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0
+      || strcmp (argv[1], "help") == 0)
+    {
+      pool_usage (argc < 2 ? stderr : stdout);
+      return argc < 2 ? 1 : 0;
+    }
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (subs); i++)
+    if (strcmp (argv[1], subs[i].name) == 0)
+      return subs[i].run (g, argc - 1, argv + 1);
+  return cli_usage_error ("pool", "unknown subcommand \"%s\" (fill, claim, release, status, "
+                          "drain)", argv[1]);
+}
