@@ -674,12 +674,14 @@ create_common (struct create_ctx *c, brig_error *err)
     if (fd < 0 || (r = brig_write_all (fd, c->config_buf, c->config_len)) < 0)
       return brig_error_set (err, fd < 0 ? errno : -r, "write the state's config.json");
   }
-  /* A first state without pid: if brig is killed from here on, delete still
-   * finds the cgroup to remove. */
+  /* state.json is written once, with the init's pid (create_spawn_init
+   * stages it, brig_state_commit below publishes it). A create killed
+   * before that leaves a directory without state.json, which load_common
+   * reports as creating while this create holds the lock and as stopped
+   * once it is gone; delete finds the cgroup in the ownership record
+   * (written before the first directory was made), as it would have from a
+   * first pid-less state.json. */
   create_fill_state (c);
-  r = brig_state_write (c->dirfd, &c->st, err);
-  if (r < 0)
-    return r;
   if (c->mode == MODE_CREATE)
     {
       r = create_listen_exec_socket (c->dirfd, &exec_fd, err);

@@ -302,11 +302,13 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       if (r < 0)
         return r;
     }
-  r = rootfs_pivot (cfg, a->rootfs, a->o->no_pivot, err);
+  r = rootfs_pivot (cfg, a->rootfs, a->o->no_pivot, pr->stdio_st, &pr->stdio_known, err);
   if (r < 0)
     return r;
   if (a->console_fd >= 0)
     {
+      /* the terminal replaces stdio */
+      pr->stdio_known = 0;
       bool proxied = a->o->console_socket == NULL || *a->o->console_socket == '\0';
       r = brig_terminal_setup (a->console_fd, cfg->process->console_size, true, proxied, err);
       a->console_fd = -1;

@@ -128,13 +128,24 @@ brig_process_set_user (const oci_user *u, brig_error *err)
 int
 brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
 {
+  return brig_process_fix_stdio_owner_known (uid, NULL, 0, err);
+}
+
+int
+brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsigned mask,
+                                    brig_error *err)
+{
   struct stat pts;
   int have_pts = -1; /* /dev/pts looked up only for a terminal */
 
   for (int fd = 0; fd < 3; fd++)
     {
       struct stat st;
-      if (fstat (fd, &st) < 0 || st.st_uid == uid)
+      if (mask & (1u << fd))
+        st = known[fd];
+      else if (fstat (fd, &st) < 0)
+        continue;
+      if (st.st_uid == uid)
         continue;
       /* Only what the user could not reopen through /proc/self/fd/N: a pipe,
        * a socket, or a terminal of the container's own devpts (the pty brig
@@ -582,7 +593,8 @@ brig_process_become (struct brig_process *pr, brig_error *err)
    * getpgrp() and getsid() read 0. A terminal made us a leader already. */
   if (setsid () < 0 && getsid (0) != getpid ())
     return brig_error_errno (err, "setsid");
-  r = brig_process_fix_stdio_owner (u && u->has_uid ? u->uid : 0, err);
+  r = brig_process_fix_stdio_owner_known (u && u->has_uid ? u->uid : 0, pr->stdio_st,
+                                          pr->stdio_known, err);
   if (r < 0)
     return r;
   r = brig_process_set_rlimits (p, err);

@@ -22,6 +22,7 @@
 #define BRIG_PROCESS_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -42,6 +43,11 @@ struct brig_process {
                                stay open (before the preserved ones) and
                                LISTEN_FDS/LISTEN_PID go into the env */
   int preserve_fds;         /* the next preserve_fds fds stay open */
+  /* What fds 0..2 are, when the caller already knows (bit fd of
+   * stdio_known; the init, from rootfs_pivot): become's
+   * brig_process_fix_stdio_owner then need not fstat them again. */
+  struct stat stdio_st[3];
+  unsigned stdio_known;
   /* Filled by brig_process_become: */
   char *exec_path;          /* resolved executable (malloc'd) */
   char **envp;              /* environment for execve (malloc'd) */
@@ -84,6 +90,9 @@ int brig_process_set_user (const oci_user *u, brig_error *err);
  * reopen it through /proc/self/fd/N after the uid change, as runc does;
  * refusals (EINVAL, EPERM, EROFS) are skipped. Call inside the root. */
 int brig_process_fix_stdio_owner (uid_t uid, brig_error *err);
+/* The same, taking fd's stat from known[fd] where bit fd of mask is set. */
+int brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsigned mask,
+                                        brig_error *err);
 
 /* Every process.env entry is NAME=value with a non-empty NAME. */
 int brig_process_validate_env (const oci_process *p, brig_error *err);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -59,8 +60,10 @@ int rootfs_prepare (const oci_config *cfg, const char *rootfs,
 
 /* Make rootfs the process's root (pivot_root, or MS_MOVE + chroot with
  * no_pivot; plain chroot when cfg has no mount namespace), detach the old
- * root and chdir("/"). */
-int rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig_error *err);
+ * root and chdir("/"). stdio_st[fd] gets what fd 0..2 is afterwards, bit fd
+ * of *stdio_known set when it was read (for brig_process_fix_stdio_owner). */
+int rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot,
+                  struct stat stdio_st[3], unsigned *stdio_known, brig_error *err);
 
 /* After pivot: maskedPaths, readonlyPaths, root.readonly, and the final
  * propagation of "/". */

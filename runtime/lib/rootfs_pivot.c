@@ -58,24 +58,38 @@ hide_host_mounts (const char *rootfs, brig_error *err)
 }
 
 /* Stdio that is the host's /dev/null becomes the container's: no fd of a
- * host mount crosses into the container. */
+ * host mount crosses into the container. What each of fds 0..2 is after
+ * that goes to stdio_st (bit fd of *known), so that the init's
+ * brig_process_fix_stdio_owner does not fstat them again. */
 static void
-reopen_dev_null (void)
+reopen_dev_null (struct stat stdio_st[3], unsigned *known)
 {
-  struct stat null_st, st;
+  struct stat null_st;
   _cleanup_close_ int null = open ("/dev/null", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
+  *known = 0;
   if (null < 0 || fstat (null, &null_st) < 0 || !S_ISCHR (null_st.st_mode)
       || null_st.st_rdev != makedev (1, 3))
     return;
   for (int fd = 0; fd < 3; fd++)
-    if (fstat (fd, &st) == 0 && S_ISCHR (st.st_mode) && st.st_rdev == null_st.st_rdev
-        && (st.st_dev != null_st.st_dev || st.st_ino != null_st.st_ino))
-      dup3 (null, fd, 0);
+    {
+      struct stat *st = &stdio_st[fd];
+      if (fstat (fd, st) < 0)
+        continue;
+      if (S_ISCHR (st->st_mode) && st->st_rdev == null_st.st_rdev
+          && (st->st_dev != null_st.st_dev || st->st_ino != null_st.st_ino))
+        {
+          if (dup3 (null, fd, 0) < 0)
+            continue;
+          *st = null_st;
+        }
+      *known |= 1u << fd;
+    }
 }
 
 int
-rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig_error *err)
+rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, struct stat stdio_st[3],
+              unsigned *stdio_known, brig_error *err)
 {
   _cleanup_close_ int oldroot = -1, newroot = -1;
 
@@ -128,7 +142,7 @@ rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, brig_err
     }
   if (chdir ("/") < 0)
     return brig_error_errno (err, "chdir /");
-  reopen_dev_null ();
+  reopen_dev_null (stdio_st, stdio_known);
   return 0;
 }
 
