@@ -458,8 +458,8 @@ brig_cgroup_load (const char *manager, const char *path, brig_cgroup **out, brig
 int
 brig_cgroup_clone_fd (brig_cgroup *cg)
 {
-  if (cg == NULL || cg->mode != BRIG_CGROUP_V2 || cg->ops != &brig_cgroup_fs_ops
-      || cg->unified == NULL)
+  if (cg == NULL || cg->ops != &brig_cgroup_fs_ops || cg->unified == NULL
+      || (cg->mode != BRIG_CGROUP_V2 && !(cg->mode == BRIG_CGROUP_HYBRID && cg->self_join)))
     return -1;
   /* O_RDONLY rather than O_PATH: kernels before 6.x take no O_PATH fd here */
   if (cg->clone_fd < 0)
@@ -471,6 +471,65 @@ int
 brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
 {
   return cg->ops->enter (cg, pid, err);
+}
+
+bool
+brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s)
+{
+  s->n = 0;
+  if (cg == NULL || cg->ops != &brig_cgroup_fs_ops || cg->rootless
+      || (cg->mode != BRIG_CGROUP_V1 && cg->mode != BRIG_CGROUP_HYBRID))
+    return false;
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    {
+      int fd;
+      if (cg->dirs[i].path == cg->unified)
+        continue;
+      if (s->n == BRIG_CGROUP_SELF_MAX)
+        goto fail;
+      /* tasks and not cgroup.procs: only a thread moving itself ("0" to
+       * tasks) skips the global lock */
+      fd = openat (AT_FDCWD, cg->dirs[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0)
+        {
+          int t = openat (fd, "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+          close (fd);
+          fd = t;
+        }
+      if (fd < 0)
+        goto fail;
+      s->dir[s->n] = cg->dirs[i].path;
+      s->fd[s->n++] = fd;
+    }
+  cg->self_join = true;
+  return true;
+fail:
+  brig_cgroup_self_close (cg, s);
+  return false;
+}
+
+int
+brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
+{
+  int r = 0;
+  for (size_t i = 0; i < s->n; i++)
+    {
+      if (r == 0 && write (s->fd[i], "0", 1) != 1)
+        r = brig_error_errno (err, "join cgroup %s (tasks)", s->dir[i]);
+      close (s->fd[i]);
+    }
+  s->n = 0;
+  return r;
+}
+
+void
+brig_cgroup_self_close (brig_cgroup *cg, struct brig_cgroup_self *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    close (s->fd[i]);
+  s->n = 0;
+  if (cg)
+    cg->self_join = false;
 }
 
 const char *

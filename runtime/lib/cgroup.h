@@ -88,6 +88,37 @@ int brig_cgroup_clone_fd (brig_cgroup *cg);
 /* Move pid into the cgroup (every hierarchy). */
 int brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 
+/* A child joining its cgroup itself (cgroupfs manager, v1 or hybrid host,
+ * not rootless): writing "0" to a v1 hierarchy's `tasks` file moves the
+ * writing thread without the kernel's global cgroup_threadgroup_rwsem,
+ * whose first write lock after an idle spell waits for an RCU grace period
+ * (~10 ms here) that a `cgroup.procs` write pays; a child that is still
+ * single-threaded moves whole. The cgroup2 hierarchy of a hybrid host is
+ * joined with CLONE_INTO_CGROUP (brig_cgroup_clone_fd), which takes that
+ * lock only for reading. docs/cgroups.md "Joining". */
+#define BRIG_CGROUP_SELF_MAX 16
+struct brig_cgroup_self {
+  int fd[BRIG_CGROUP_SELF_MAX];            /* O_WRONLY|O_CLOEXEC `tasks` files */
+  const char *dir[BRIG_CGROUP_SELF_MAX];   /* their directories, for errors */
+  size_t n;
+};
+
+/* Open the `tasks` file of every v1 hierarchy the container is in and let
+ * brig_cgroup_clone_fd return the cgroup2 directory of a hybrid host: true
+ * when the child can join by itself (then use brig_cgroup_self_join in
+ * it, after a clone into brig_cgroup_clone_fd when that is >= 0); false
+ * (nothing open) when brig_cgroup_enter must place it. */
+bool brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s);
+
+/* In the child, single-threaded: write "0" to each file, then close them;
+ * 0 or -errno with the directory named in err. */
+int brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err);
+
+/* Close what brig_cgroup_self_open opened (the parent, or the child once
+ * it has joined), and stop brig_cgroup_clone_fd returning a hybrid
+ * host's cgroup2 directory. */
+void brig_cgroup_self_close (brig_cgroup *cg, struct brig_cgroup_self *s);
+
 /* The manager name ("cgroupfs", "systemd", "disabled") and path to record in
  * the state; brig_cgroup_load rebuilds a handle from them. */
 const char *brig_cgroup_manager_name (const brig_cgroup *cg);

@@ -69,6 +69,7 @@ struct brig_cgroup {
   struct brig_cgroup_proc *foreign; /* the processes found there at create */
   size_t n_foreign;
   int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
+  bool self_join;                /* brig_cgroup_self_open: clone_fd on hybrid too */
   /* systemd manager state (cgroup_systemd.c). */
   char *unit;                    /* "brig-ID.scope" */
   char *slice;                   /* "system.slice" */

@@ -259,6 +259,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
+  /* v1 hierarchies joined by the child itself, before the clone's fd */
+  bool self = brig_cgroup_self_open (c->cg, &a.cg_self);
   int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
   bool slow = false, cgroupns_deferred, netdevs;
   struct ns_for_children nsc;
@@ -282,7 +284,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   a.seccomp_early = c->seccomp && c->cfg->process && !c->cfg->process->no_new_privileges;
   /* Without CLONE_INTO_CGROUP the init joins its cgroup after clone; its
    * cgroup namespace must be made after that, or its root would be ours. */
-  cgroupns_deferred = (newf & CLONE_NEWCGROUP) && cgfd < 0;
+  cgroupns_deferred = (newf & CLONE_NEWCGROUP) && (cgfd < 0 || self);
 
   if (slow)
     {
@@ -307,6 +309,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     {
+      brig_cgroup_self_close (c->cg, &a.cg_self);
       return brig_error_errno (err, "socketpair");
     }
   c->sync_fd = sv[0];
@@ -323,14 +326,17 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     {
       leave_child_namespaces (&nsc);
       close (sv[1]);
+      brig_cgroup_self_close (c->cg, &a.cg_self);
       return r;
     }
   c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
   if (c->child < 0 && cgfd >= 0)
     {
       /* CLONE_INTO_CGROUP refused (e.g. a threaded cgroup), or no clone3:
-       * join the cgroup after the clone. */
+       * join the cgroup after the clone, every hierarchy from here. */
       cgfd = -1;
+      self = false;
+      brig_cgroup_self_close (c->cg, &a.cg_self);
       if (newf & CLONE_NEWCGROUP)
         {
           clone_flags &= ~(unsigned long long) CLONE_NEWCGROUP;
@@ -346,6 +352,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   r = errno;
   leave_child_namespaces (&nsc);
   close (sv[1]);
+  /* the child has its copies: it writes them before anything else */
+  brig_cgroup_self_close (c->cg, &a.cg_self);
   if (c->child < 0)
     return brig_error_set (err, r, "clone the container init");
   c->pid = c->child;
@@ -365,7 +373,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       if (a.userns_via_sync)
         brig_sync_send (c->sync_fd, BRIG_SYNC_USERNS_DONE, 0, NULL, 0, -1);
     }
-  if (c->cg && cgfd < 0)
+  if (c->cg && cgfd < 0 && !self)
     {
       r = brig_cgroup_enter (c->cg, c->child, err);
       if (r < 0)

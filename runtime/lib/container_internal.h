@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "cgroup.h"
 #include "container.h"
 #include "namespaces.h"
 #include "ocispec.h"
@@ -34,6 +35,8 @@ struct brig_init_args {
   bool go_late;                /* nothing before the rootfs needs the cgroup:
                                   the init mounts while the parent places it
                                   and waits for GO only at the cgroup barrier */
+  struct brig_cgroup_self cg_self; /* v1 hierarchies it joins itself first
+                                      (brig_cgroup_self_open); n == 0: none */
   brig_seccomp *seccomp;
   bool seccomp_early;
   const struct brig_ephemeral *ephemeral; /* run.brig.rootfs.ephemeral */

@@ -252,6 +252,11 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir };
   int r;
 
+  /* Into its v1 cgroups before anything is forked or charged; the parent
+   * places a child that cannot (brig_cgroup_self_open). */
+  r = brig_cgroup_self_join (&a->cg_self, err);
+  if (r < 0)
+    return r;
   r = setup_namespaces (s, err);
   if (r < 0)
     return r;
