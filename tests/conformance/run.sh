@@ -132,11 +132,12 @@ echo "# suite: $RT_TARBALL (sha256 $RT_SHA256), built in $SUITE_DIR"
 echo "1..${#tests[@]}"
 
 # Tests whose verdict depends on a race the spec leaves open run up to
-# three times until one passes (each failed run is shown):
+# eight times until one passes (each failed run is shown):
 # poststart: the hook and the container process each append a line to one
 #   file and the test wants the process's line first; the spec only says
 #   the hooks run after the process was executed, and under load the
-#   hook's shell can write first.
+#   hook's shell can write first (about every second run on a 2-CPU VM, the
+#   same with runc-speed and faster brig builds; CI once lost three in a row).
 RACY="poststart"
 
 # run_test NAME: run validation/NAME in its own work dir; its stdout,
@@ -148,7 +149,7 @@ run_test() {
 	case " $RACY " in
 	*" $name "*)
 		local try
-		for try in 1 2; do
+		for try in 1 2 3 4 5 6 7; do
 			[ "$(cat "$dir/rc")" != 0 ] || grep -qE '^(not ok|  error:)' "$dir/out" || break
 			for f in out err rc seconds; do mv "$dir/$f" "$dir/$f.try$try"; done
 			run_once "$name"
@@ -283,7 +284,7 @@ unexpected_passes=()
 report() {
 	local name="$1" why="${expected[$1]:-}" try f
 	n=$((n + 1))
-	for try in 1 2; do
+	for try in 1 2 3 4 5 6 7; do
 		[ -f "$WORK/$name/out.try$try" ] || break
 		mkdir -p "$WORK/$name.try$try"
 		for f in out err rc; do cp "$WORK/$name/$f.try$try" "$WORK/$name.try$try/$f"; done
