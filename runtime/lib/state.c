@@ -775,6 +775,18 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   if ((fd = brig_ephemeral_discard (dirfd)) < 0)
     return brig_error_set (err, -fd, "remove the ephemeral layer %s/%s/" BRIG_EPHEMERAL_DIR,
                            ctx->state_root, id);
+  rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (rootfd < 0)
+    return brig_error_errno (err, "open state root %s", ctx->state_root);
+  /* The usual directory holds only the files every container has: remove
+   * them by name and the directory with them. A directory listing costs a
+   * 32 KiB buffer (page faults) and six calls more; it only runs when
+   * something else is left (a reset pin, notify/, an older brig's files). */
+  static const char *const usual[] = { "state.json", "config.json", BRIG_STATE_RECORD };
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (usual); i++)
+    unlinkat (dirfd, usual[i], 0);
+  if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0)
+    return 0;
   fd = openat (dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (fd >= 0)
     d = fdopendir (fd);
@@ -802,9 +814,6 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
             unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
           }
       }
-  rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-  if (rootfd < 0)
-    return brig_error_errno (err, "open state root %s", ctx->state_root);
   if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return brig_error_errno (err, "remove state directory %s/%s", ctx->state_root, id);
   return 0;
