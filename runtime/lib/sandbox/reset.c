@@ -335,8 +335,9 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     }
 
   brig_debug ("reset: ns scan %.3f ms", mono_ms () - t0);
-  /* The page cache and the peaks the tenant left. */
-  brig_cgroup_reset_counters (x->cg);
+  /* The page cache (when over the memory.usage check's bound: that check
+   * still runs on the new init) and the peaks the tenant left. */
+  brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
   brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
 
   /* The pinned network namespace, when nothing of the tenant is left in it. */
