@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -272,17 +273,29 @@ struct exec_child {
   const oci_console_size *size; /* the pty's initial size or NULL */
   bool proxied;          /* the pty comes back to brig (no console socket) */
   int preserve_fds;
+  struct brig_cgroup_self *cg_self; /* v1 `tasks` fds C1 writes "0" to, or NULL */
+  int cgfd;              /* cgroup2 directory C2 is cloned into, or -1 */
 };
 
 static pid_t
-clone_as_sibling (void)
+clone_as_sibling (int cgfd)
 {
   /* clone3 first: the raw clone(2) argument order differs between
    * architectures, clone3's struct does not. */
   struct {
-    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+      set_tid, set_tid_size, cgroup;
   } args = { .flags = CLONE_PARENT, .exit_signal = 0 };
   pid_t pid;
+
+  if (cgfd >= 0)
+    {
+      /* CLONE_INTO_CGROUP takes the cgroup lock for reading only: no grace
+       * period, unlike P's cgroup.procs write (docs/cgroups.md "Joining") */
+      args.flags |= 0x200000000ULL;
+      args.cgroup = (uint64_t) cgfd;
+      return (pid_t) syscall (SYS_clone3, &args, sizeof args);
+    }
 
   /* With CLONE_PARENT the exit signal is our own (SIGCHLD); clone3 wants
    * exit_signal 0 with it. */
@@ -353,6 +366,9 @@ run_process (struct exec_child *x)
   sigset_t none;
   int r;
 
+  /* the cgroup2 directory it was cloned into: not the process's to keep */
+  if (x->cgfd >= 0)
+    close (x->cgfd);
   r = brig_sync_expect (x->sync, BRIG_SYNC_GO, &msg, &err);
   brig_sync_msg_clear (&msg);
   if (r < 0)
@@ -406,6 +422,7 @@ static _Noreturn void
 run_joiner (struct exec_child *x)
 {
   brig_error err = { 0 };
+  bool joined;
   int32_t pid;
 
   /* Before any setns: from now on the container cannot open our
@@ -422,8 +439,19 @@ run_joiner (struct exec_child *x)
     goto fail;
   if (join_container (x, &err) < 0)
     goto fail;
+  /* v1: C1 moves itself ("0" to each `tasks`, the freezer's last) and C2
+   * is forked into the same cgroups; P reads INIT_PID only after that. */
+  if (x->cg_self && brig_cgroup_self_join (x->cg_self, &err) < 0)
+    goto fail;
 
-  pid = clone_as_sibling ();
+  joined = x->cgfd >= 0;
+  pid = clone_as_sibling (x->cgfd);
+  if (pid < 0 && joined)
+    {
+      /* refused (a threaded cgroup, an old kernel): P places C2 */
+      joined = false;
+      pid = clone_as_sibling (-1);
+    }
   if (pid < 0)
     {
       brig_error_errno (&err, "clone into the container's pid namespace");
@@ -431,7 +459,8 @@ run_joiner (struct exec_child *x)
     }
   if (pid == 0)
     run_process (x);
-  if (brig_sync_send (x->sync, BRIG_SYNC_INIT_PID, 0, &pid, sizeof pid, -1) < 0)
+  /* code 1: C2 is in the cgroup2 directory too */
+  if (brig_sync_send (x->sync, BRIG_SYNC_INIT_PID, joined ? 1 : 0, &pid, sizeof pid, -1) < 0)
     {
       kill (pid, SIGKILL);
       _exit (1);
@@ -533,18 +562,70 @@ load_process (const struct brig_exec_opts *o, oci_config *cfg, oci_process **own
   return brig_exec_validate_process (*out, err);
 }
 
-/* Everything after the fork of C1, in P. */
+/* Whether pid is in the v1 freezer cgroup at cgpath (/proc/PID/cgroup). */
+static bool
+in_freezer (pid_t pid, const char *cgpath)
+{
+  char path[64];
+  _cleanup_free_ char *text = NULL;
+  size_t plen = strlen (cgpath);
+
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
+  if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) < 0)
+    return false;
+  for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
+    {
+      char *ctl = strchr (l, ':'), *cp = ctl ? strchr (ctl + 1, ':') : NULL;
+      if (cp == NULL)
+        continue;
+      for (char *w = ctl + 1; w < cp; w = strchr (w, ',') ? strchr (w, ',') + 1 : cp)
+        if (strncmp (w, "freezer", 7) == 0 && (w[7] == ',' || w[7] == ':'))
+          return strncmp (cp + 1, cgpath, plen) == 0
+                 && (cp[1 + plen] == '\n' || cp[1 + plen] == '\0');
+    }
+  return false;
+}
+
+/* INIT_PID from C1. When C1 joins its cgroups itself (cgpath set), a
+ * tenant that froze its own freezer cgroup stops C1 right after its last
+ * join, the freezer's, before it sends: the lock must not be held while
+ * waiting for that (resume and delete would wait for us), so every 20 ms
+ * P looks whether C1 is in the container's freezer cgroup, which means
+ * every join is done, and then unlocks as after brig_cgroup_enter. */
+static int
+expect_init_pid (brig_container *c, const char *cgpath, pid_t c1, int sync, bool *unlocked,
+                 struct brig_sync_msg *msg, brig_error *err)
+{
+  struct pollfd pf = { .fd = sync, .events = POLLIN };
+  while (cgpath && !*unlocked)
+    {
+      int n = poll (&pf, 1, 20);
+      if (n > 0 || (n < 0 && errno != EINTR))
+        break;
+      if (n == 0 && in_freezer (c1, cgpath))
+        {
+          flock (c->dirfd, LOCK_UN);
+          *unlocked = true;
+        }
+    }
+  return brig_sync_expect (sync, BRIG_SYNC_INIT_PID, msg, err);
+}
+
+/* Everything after the fork of C1, in P. self: C1 joined the v1
+ * hierarchies itself; cgfd >= 0: C2 was to be cloned into the cgroup2
+ * directory (INIT_PID's code says whether it was). */
 static int
 supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts *o,
-           const oci_process *p, brig_cgroup *cg, bool notify, pid_t c1, int sync, int console,
-           int *exit_status, brig_error *err)
+           const oci_process *p, brig_cgroup *cg, bool self, int cgfd, bool notify, pid_t c1,
+           int sync, int console, int *exit_status, brig_error *err)
 {
   struct brig_sync_msg msg = { .fd = -1 };
   _cleanup_close_ int master = -1;
   pid_t pid = -1;
+  bool unlocked = false;
   int status, r;
 
-  r = brig_sync_expect (sync, BRIG_SYNC_INIT_PID, &msg, err);
+  r = expect_init_pid (c, self ? brig_cgroup_path (cg) : NULL, c1, sync, &unlocked, &msg, err);
   while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
     ;
   if (r < 0)
@@ -555,6 +636,9 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       memcpy (&v, msg.data, sizeof v);
       pid = v;
     }
+  /* C2 is in every hierarchy unless it could not be cloned into cgroup2 */
+  if (self && (cgfd < 0 || msg.code == 1))
+    cg = NULL;
   brig_sync_msg_clear (&msg);
   if (pid <= 0)
     return brig_error_set (err, EPROTO, "exec: no pid from the joining process");
@@ -659,6 +743,9 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   const oci_process *p = NULL;
   brig_seccomp *sc = NULL;
   brig_cgroup *cg = NULL;
+  struct brig_cgroup_self cs = { .n = 0 };
+  bool self = false;
+  int cgfd = -1;
   int sync[2] = { -1, -1 }, console[2] = { -1, -1 };
   struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
   sigset_t all, old_mask;
@@ -704,6 +791,29 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   r = brig_container_cgroup (c, &cg, err);
   if (r < 0)
     goto out;
+  /* Joining without cgroup.procs (no RCU grace period, ~10-20 ms in every
+   * warm-pool cycle here): C1 writes "0" to each v1 `tasks` file, the
+   * freezer's last, and C2 is cloned into the cgroup2 directory. Not for
+   * a paused container: there P places C2 as before. */
+  if (cg && c->status != BRIG_STATUS_PAUSED && (self = brig_cgroup_self_open (cg, &cs)))
+    {
+      _cleanup_free_ char *ff = brig_cgroup_freeze_file (cg);
+      for (size_t i = 0; ff && i + 1 < cs.n; i++)
+        {
+          size_t l = strlen (cs.dir[i]);
+          if (strncmp (ff, cs.dir[i], l) == 0 && ff[l] == '/')
+            {
+              int fd = cs.fd[i];
+              const char *d = cs.dir[i];
+              memmove (&cs.fd[i], &cs.fd[i + 1], (cs.n - i - 1) * sizeof cs.fd[0]);
+              memmove (&cs.dir[i], &cs.dir[i + 1], (cs.n - i - 1) * sizeof cs.dir[0]);
+              cs.fd[cs.n - 1] = fd;
+              cs.dir[cs.n - 1] = d;
+              break;
+            }
+        }
+      cgfd = brig_cgroup_clone_fd (cg);
+    }
   if (p->terminal)
     {
       if (o->console_socket)
@@ -739,6 +849,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
         .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
         .console = console[1], .preserve_fds = o->preserve_fds,
         .size = p->console_size, .proxied = o->console_socket == NULL,
+        .cg_self = self ? &cs : NULL, .cgfd = cgfd,
       };
       oci_console_size ours;
       /* A pty we proxy starts with the size of the terminal brig runs in. */
@@ -756,8 +867,9 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
       close (console[1]);
       console[1] = -1;
     }
-  r = supervise (c, cfg, o, p, cg, brig_seccomp_uses_notify (sc), c1, sync[0], console[0],
-                 exit_status, err);
+  brig_cgroup_self_close (cg, &cs);
+  r = supervise (c, cfg, o, p, cg, self, cgfd, brig_seccomp_uses_notify (sc), c1, sync[0],
+                 console[0], exit_status, err);
 
 out:
   if (restore)
@@ -772,6 +884,7 @@ out:
       if (console[i] >= 0)
         close (console[i]);
     }
+  brig_cgroup_self_close (cg, &cs);
   brig_cgroup_free (cg);
   brig_seccomp_free (sc);
   if (owned)
