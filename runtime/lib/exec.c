@@ -20,6 +20,11 @@
  *   EOF: exec'd (or ERROR) ◄───────────────────────────────── execve
  *   pid file; proxy and wait, or return (detached)
  *
+ * On a v1 or hybrid host with the cgroupfs manager C2 moves itself instead
+ * ("0" to each v1 `tasks` file, cloned into the cgroup2 directory) and C1
+ * sends JOINED once it has: no cgroup.procs write, no RCU grace period
+ * (docs/cgroups.md "Joining").
+ *
  * C2 is cloned with CLONE_PARENT so that P, outside the container, is its
  * parent and can wait for it and forward signals. The state lock is held
  * only until C2 is in the cgroup: from GO on C2 runs in the container and
@@ -275,6 +280,7 @@ struct exec_child {
   int preserve_fds;
   struct brig_cgroup_self *cg_self; /* v1 `tasks` fds C1 writes "0" to, or NULL */
   int cgfd;              /* cgroup2 directory C2 is cloned into, or -1 */
+  int joined[2];         /* C2 -> C1: errno of its self-join */
 };
 
 static pid_t
@@ -369,6 +375,16 @@ run_process (struct exec_child *x)
   /* the cgroup2 directory it was cloned into: not the process's to keep */
   if (x->cgfd >= 0)
     close (x->cgfd);
+  if (x->cg_self)
+    {
+      int32_t e = 0;
+      close (x->joined[0]);
+      if (brig_cgroup_self_join (x->cg_self, &err) < 0)
+        e = err.code ? err.code : EIO;
+      if (write (x->joined[1], &e, sizeof e) != (ssize_t) sizeof e || e != 0)
+        _exit (1);
+      close (x->joined[1]);
+    }
   r = brig_sync_expect (x->sync, BRIG_SYNC_GO, &msg, &err);
   brig_sync_msg_clear (&msg);
   if (r < 0)
@@ -439,10 +455,15 @@ run_joiner (struct exec_child *x)
     goto fail;
   if (join_container (x, &err) < 0)
     goto fail;
-  /* v1: C1 moves itself ("0" to each `tasks`, the freezer's last) and C2
-   * is forked into the same cgroups; P reads INIT_PID only after that. */
-  if (x->cg_self && brig_cgroup_self_join (x->cg_self, &err) < 0)
-    goto fail;
+  /* v1: C2 moves itself ("0" to each `tasks`, the freezer's last) and
+   * tells C1 through a pipe; C1 tells P (JOINED). C2 is forked outside the
+   * v1 cgroups, as a cgroup.procs write would move it: a container at its
+   * pids limit takes an exec as before. */
+  if (x->cg_self && pipe2 (x->joined, O_CLOEXEC) < 0)
+    {
+      brig_error_errno (&err, "exec: pipe");
+      goto fail;
+    }
 
   joined = x->cgfd >= 0;
   pid = clone_as_sibling (x->cgfd);
@@ -464,6 +485,19 @@ run_joiner (struct exec_child *x)
     {
       kill (pid, SIGKILL);
       _exit (1);
+    }
+  if (x->cg_self)
+    {
+      int32_t e = 0;
+      close (x->joined[1]);
+      /* C2's errno, or EOF when it died before it joined */
+      if (read (x->joined[0], &e, sizeof e) != (ssize_t) sizeof e)
+        e = EPIPE;
+      if (brig_sync_send (x->sync, BRIG_SYNC_JOINED, e, NULL, 0, -1) < 0)
+        {
+          kill (pid, SIGKILL);
+          _exit (1);
+        }
     }
   _exit (0);
 fail:
@@ -586,29 +620,36 @@ in_freezer (pid_t pid, const char *cgpath)
   return false;
 }
 
-/* INIT_PID from C1. When C1 joins its cgroups itself (cgpath set), a
- * tenant that froze its own freezer cgroup stops C1 right after its last
- * join, the freezer's, before it sends: the lock must not be held while
+/* JOINED from C1: C2 moved itself into its v1 cgroups. A tenant that
+ * froze its own freezer cgroup stops C2 right after its last join, the
+ * freezer's, before C1 hears of it: the lock must not be held while
  * waiting for that (resume and delete would wait for us), so every 20 ms
- * P looks whether C1 is in the container's freezer cgroup, which means
+ * P looks whether C2 is in the container's freezer cgroup, which means
  * every join is done, and then unlocks as after brig_cgroup_enter. */
 static int
-expect_init_pid (brig_container *c, const char *cgpath, pid_t c1, int sync, bool *unlocked,
-                 struct brig_sync_msg *msg, brig_error *err)
+expect_joined (brig_container *c, const char *cgpath, pid_t pid, int sync, bool *unlocked,
+               brig_error *err)
 {
   struct pollfd pf = { .fd = sync, .events = POLLIN };
-  while (cgpath && !*unlocked)
+  struct brig_sync_msg msg = { .fd = -1 };
+  int r;
+
+  while (!*unlocked)
     {
       int n = poll (&pf, 1, 20);
       if (n > 0 || (n < 0 && errno != EINTR))
         break;
-      if (n == 0 && in_freezer (c1, cgpath))
+      if (n == 0 && in_freezer (pid, cgpath))
         {
           flock (c->dirfd, LOCK_UN);
           *unlocked = true;
         }
     }
-  return brig_sync_expect (sync, BRIG_SYNC_INIT_PID, msg, err);
+  r = brig_sync_expect (sync, BRIG_SYNC_JOINED, &msg, err);
+  if (r == 0 && msg.code != 0)
+    r = brig_error_set (err, msg.code, "exec: join the container's cgroup");
+  brig_sync_msg_clear (&msg);
+  return r;
 }
 
 /* Everything after the fork of C1, in P. self: C1 joined the v1
@@ -622,12 +663,14 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
   struct brig_sync_msg msg = { .fd = -1 };
   _cleanup_close_ int master = -1;
   pid_t pid = -1;
-  bool unlocked = false;
+  bool unlocked = false, joined_all;
   int status, r;
 
-  r = expect_init_pid (c, self ? brig_cgroup_path (cg) : NULL, c1, sync, &unlocked, &msg, err);
-  while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
-    ;
+  r = brig_sync_expect (sync, BRIG_SYNC_INIT_PID, &msg, err);
+  /* with a self-join C1 exits only once C2 has joined (expect_joined) */
+  if (!self || r < 0)
+    while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
+      ;
   if (r < 0)
     return brig_error_wrap (err, "exec");
   if (msg.len == sizeof (int32_t))
@@ -637,11 +680,27 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       pid = v;
     }
   /* C2 is in every hierarchy unless it could not be cloned into cgroup2 */
-  if (self && (cgfd < 0 || msg.code == 1))
-    cg = NULL;
+  joined_all = self && (cgfd < 0 || msg.code == 1);
   brig_sync_msg_clear (&msg);
-  if (pid <= 0)
-    return brig_error_set (err, EPROTO, "exec: no pid from the joining process");
+  if (pid <= 0 || self)
+    {
+      r = pid <= 0 ? brig_error_set (err, EPROTO, "exec: no pid from the joining process")
+                   : expect_joined (c, brig_cgroup_path (cg), pid, sync, &unlocked, err);
+      if (self)
+        {
+          /* C1 is done once JOINED came; on an error it may still wait */
+          if (r < 0)
+            kill (c1, SIGKILL);
+          while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
+            ;
+        }
+      if (r < 0 && pid <= 0)
+        return r;
+      if (r < 0)
+        goto kill_child;
+    }
+  if (joined_all)
+    cg = NULL;
 
   if (cg)
     {
@@ -849,7 +908,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
         .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
         .console = console[1], .preserve_fds = o->preserve_fds,
         .size = p->console_size, .proxied = o->console_socket == NULL,
-        .cg_self = self ? &cs : NULL, .cgfd = cgfd,
+        .cg_self = self ? &cs : NULL, .cgfd = cgfd, .joined = { -1, -1 },
       };
       oci_console_size ours;
       /* A pty we proxy starts with the size of the terminal brig runs in. */
