@@ -184,8 +184,9 @@ enum brig_cgroup_mode brig_cgroup_mode (const brig_cgroup *cg);
 /* brig reset, on an emptied cgroup: drop the page cache its processes
  * left and the peaks they reached, where the kernel lets a runtime (v1
  * memory.force_empty and the max_usage files, v2 memory.reclaim).
+ * The page cache only when more than RECLAIM_OVER bytes are charged.
  * Best effort: what the host lacks is skipped. */
-void brig_cgroup_reset_counters (brig_cgroup *cg);
+void brig_cgroup_reset_counters (brig_cgroup *cg, uint64_t reclaim_over);
 
 /* Memory in use (v1 memory.usage_in_bytes, v2 memory.current) and the
  * number of processes (pids.current); -ENOENT for a controller the cgroup

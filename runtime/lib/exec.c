@@ -20,6 +20,11 @@
  *   EOF: exec'd (or ERROR) ◄───────────────────────────────── execve
  *   pid file; proxy and wait, or return (detached)
  *
+ * On a v1 or hybrid host with the cgroupfs manager C2 moves itself instead
+ * ("0" to each v1 `tasks` file, cloned into the cgroup2 directory) and C1
+ * sends JOINED once it has: no cgroup.procs write, no RCU grace period
+ * (docs/cgroups.md "Joining").
+ *
  * C2 is cloned with CLONE_PARENT so that P, outside the container, is its
  * parent and can wait for it and forward signals. The state lock is held
  * only until C2 is in the cgroup: from GO on C2 runs in the container and
@@ -27,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -272,17 +278,30 @@ struct exec_child {
   const oci_console_size *size; /* the pty's initial size or NULL */
   bool proxied;          /* the pty comes back to brig (no console socket) */
   int preserve_fds;
+  struct brig_cgroup_self *cg_self; /* v1 `tasks` fds C1 writes "0" to, or NULL */
+  int cgfd;              /* cgroup2 directory C2 is cloned into, or -1 */
+  int joined[2];         /* C2 -> C1: errno of its self-join */
 };
 
 static pid_t
-clone_as_sibling (void)
+clone_as_sibling (int cgfd)
 {
   /* clone3 first: the raw clone(2) argument order differs between
    * architectures, clone3's struct does not. */
   struct {
-    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+      set_tid, set_tid_size, cgroup;
   } args = { .flags = CLONE_PARENT, .exit_signal = 0 };
   pid_t pid;
+
+  if (cgfd >= 0)
+    {
+      /* CLONE_INTO_CGROUP takes the cgroup lock for reading only: no grace
+       * period, unlike P's cgroup.procs write (docs/cgroups.md "Joining") */
+      args.flags |= 0x200000000ULL;
+      args.cgroup = (uint64_t) cgfd;
+      return (pid_t) syscall (SYS_clone3, &args, sizeof args);
+    }
 
   /* With CLONE_PARENT the exit signal is our own (SIGCHLD); clone3 wants
    * exit_signal 0 with it. */
@@ -353,6 +372,19 @@ run_process (struct exec_child *x)
   sigset_t none;
   int r;
 
+  /* the cgroup2 directory it was cloned into: not the process's to keep */
+  if (x->cgfd >= 0)
+    close (x->cgfd);
+  if (x->cg_self)
+    {
+      int32_t e = 0;
+      close (x->joined[0]);
+      if (brig_cgroup_self_join (x->cg_self, &err) < 0)
+        e = err.code ? err.code : EIO;
+      if (write (x->joined[1], &e, sizeof e) != (ssize_t) sizeof e || e != 0)
+        _exit (1);
+      close (x->joined[1]);
+    }
   r = brig_sync_expect (x->sync, BRIG_SYNC_GO, &msg, &err);
   brig_sync_msg_clear (&msg);
   if (r < 0)
@@ -406,6 +438,7 @@ static _Noreturn void
 run_joiner (struct exec_child *x)
 {
   brig_error err = { 0 };
+  bool joined;
   int32_t pid;
 
   /* Before any setns: from now on the container cannot open our
@@ -422,8 +455,24 @@ run_joiner (struct exec_child *x)
     goto fail;
   if (join_container (x, &err) < 0)
     goto fail;
+  /* v1: C2 moves itself ("0" to each `tasks`, the freezer's last) and
+   * tells C1 through a pipe; C1 tells P (JOINED). C2 is forked outside the
+   * v1 cgroups, as a cgroup.procs write would move it: a container at its
+   * pids limit takes an exec as before. */
+  if (x->cg_self && pipe2 (x->joined, O_CLOEXEC) < 0)
+    {
+      brig_error_errno (&err, "exec: pipe");
+      goto fail;
+    }
 
-  pid = clone_as_sibling ();
+  joined = x->cgfd >= 0;
+  pid = clone_as_sibling (x->cgfd);
+  if (pid < 0 && joined)
+    {
+      /* refused (a threaded cgroup, an old kernel): P places C2 */
+      joined = false;
+      pid = clone_as_sibling (-1);
+    }
   if (pid < 0)
     {
       brig_error_errno (&err, "clone into the container's pid namespace");
@@ -431,10 +480,24 @@ run_joiner (struct exec_child *x)
     }
   if (pid == 0)
     run_process (x);
-  if (brig_sync_send (x->sync, BRIG_SYNC_INIT_PID, 0, &pid, sizeof pid, -1) < 0)
+  /* code 1: C2 is in the cgroup2 directory too */
+  if (brig_sync_send (x->sync, BRIG_SYNC_INIT_PID, joined ? 1 : 0, &pid, sizeof pid, -1) < 0)
     {
       kill (pid, SIGKILL);
       _exit (1);
+    }
+  if (x->cg_self)
+    {
+      int32_t e = 0;
+      close (x->joined[1]);
+      /* C2's errno, or EOF when it died before it joined */
+      if (read (x->joined[0], &e, sizeof e) != (ssize_t) sizeof e)
+        e = EPIPE;
+      if (brig_sync_send (x->sync, BRIG_SYNC_JOINED, e, NULL, 0, -1) < 0)
+        {
+          kill (pid, SIGKILL);
+          _exit (1);
+        }
     }
   _exit (0);
 fail:
@@ -533,20 +596,81 @@ load_process (const struct brig_exec_opts *o, oci_config *cfg, oci_process **own
   return brig_exec_validate_process (*out, err);
 }
 
-/* Everything after the fork of C1, in P. */
+/* Whether pid is in the v1 freezer cgroup at cgpath (/proc/PID/cgroup). */
+static bool
+in_freezer (pid_t pid, const char *cgpath)
+{
+  char path[64];
+  _cleanup_free_ char *text = NULL;
+  size_t plen = strlen (cgpath);
+
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
+  if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) < 0)
+    return false;
+  for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
+    {
+      char *ctl = strchr (l, ':'), *cp = ctl ? strchr (ctl + 1, ':') : NULL;
+      if (cp == NULL)
+        continue;
+      for (char *w = ctl + 1; w < cp; w = strchr (w, ',') ? strchr (w, ',') + 1 : cp)
+        if (strncmp (w, "freezer", 7) == 0 && (w[7] == ',' || w[7] == ':'))
+          return strncmp (cp + 1, cgpath, plen) == 0
+                 && (cp[1 + plen] == '\n' || cp[1 + plen] == '\0');
+    }
+  return false;
+}
+
+/* JOINED from C1: C2 moved itself into its v1 cgroups. A tenant that
+ * froze its own freezer cgroup stops C2 right after its last join, the
+ * freezer's, before C1 hears of it: the lock must not be held while
+ * waiting for that (resume and delete would wait for us), so every 20 ms
+ * P looks whether C2 is in the container's freezer cgroup, which means
+ * every join is done, and then unlocks as after brig_cgroup_enter. */
+static int
+expect_joined (brig_container *c, const char *cgpath, pid_t pid, int sync, bool *unlocked,
+               brig_error *err)
+{
+  struct pollfd pf = { .fd = sync, .events = POLLIN };
+  struct brig_sync_msg msg = { .fd = -1 };
+  int r;
+
+  while (!*unlocked)
+    {
+      int n = poll (&pf, 1, 20);
+      if (n > 0 || (n < 0 && errno != EINTR))
+        break;
+      if (n == 0 && in_freezer (pid, cgpath))
+        {
+          flock (c->dirfd, LOCK_UN);
+          *unlocked = true;
+        }
+    }
+  r = brig_sync_expect (sync, BRIG_SYNC_JOINED, &msg, err);
+  if (r == 0 && msg.code != 0)
+    r = brig_error_set (err, msg.code, "exec: join the container's cgroup");
+  brig_sync_msg_clear (&msg);
+  return r;
+}
+
+/* Everything after the fork of C1, in P. self: C1 joined the v1
+ * hierarchies itself; cgfd >= 0: C2 was to be cloned into the cgroup2
+ * directory (INIT_PID's code says whether it was). */
 static int
 supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts *o,
-           const oci_process *p, brig_cgroup *cg, bool notify, pid_t c1, int sync, int console,
-           int *exit_status, brig_error *err)
+           const oci_process *p, brig_cgroup *cg, bool self, int cgfd, bool notify, pid_t c1,
+           int sync, int console, int *exit_status, brig_error *err)
 {
   struct brig_sync_msg msg = { .fd = -1 };
   _cleanup_close_ int master = -1;
   pid_t pid = -1;
+  bool unlocked = false, joined_all;
   int status, r;
 
   r = brig_sync_expect (sync, BRIG_SYNC_INIT_PID, &msg, err);
-  while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
-    ;
+  /* with a self-join C1 exits only once C2 has joined (expect_joined) */
+  if (!self || r < 0)
+    while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
+      ;
   if (r < 0)
     return brig_error_wrap (err, "exec");
   if (msg.len == sizeof (int32_t))
@@ -555,9 +679,28 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       memcpy (&v, msg.data, sizeof v);
       pid = v;
     }
+  /* C2 is in every hierarchy unless it could not be cloned into cgroup2 */
+  joined_all = self && (cgfd < 0 || msg.code == 1);
   brig_sync_msg_clear (&msg);
-  if (pid <= 0)
-    return brig_error_set (err, EPROTO, "exec: no pid from the joining process");
+  if (pid <= 0 || self)
+    {
+      r = pid <= 0 ? brig_error_set (err, EPROTO, "exec: no pid from the joining process")
+                   : expect_joined (c, brig_cgroup_path (cg), pid, sync, &unlocked, err);
+      if (self)
+        {
+          /* C1 is done once JOINED came; on an error it may still wait */
+          if (r < 0)
+            kill (c1, SIGKILL);
+          while (waitpid (c1, &status, 0) < 0 && errno == EINTR)
+            ;
+        }
+      if (r < 0 && pid <= 0)
+        return r;
+      if (r < 0)
+        goto kill_child;
+    }
+  if (joined_all)
+    cg = NULL;
 
   if (cg)
     {
@@ -659,6 +802,9 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   const oci_process *p = NULL;
   brig_seccomp *sc = NULL;
   brig_cgroup *cg = NULL;
+  struct brig_cgroup_self cs = { .n = 0 };
+  bool self = false;
+  int cgfd = -1;
   int sync[2] = { -1, -1 }, console[2] = { -1, -1 };
   struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
   sigset_t all, old_mask;
@@ -704,6 +850,29 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   r = brig_container_cgroup (c, &cg, err);
   if (r < 0)
     goto out;
+  /* Joining without cgroup.procs (no RCU grace period, ~10-20 ms in every
+   * warm-pool cycle here): C1 writes "0" to each v1 `tasks` file, the
+   * freezer's last, and C2 is cloned into the cgroup2 directory. Not for
+   * a paused container: there P places C2 as before. */
+  if (cg && c->status != BRIG_STATUS_PAUSED && (self = brig_cgroup_self_open (cg, &cs)))
+    {
+      _cleanup_free_ char *ff = brig_cgroup_freeze_file (cg);
+      for (size_t i = 0; ff && i + 1 < cs.n; i++)
+        {
+          size_t l = strlen (cs.dir[i]);
+          if (strncmp (ff, cs.dir[i], l) == 0 && ff[l] == '/')
+            {
+              int fd = cs.fd[i];
+              const char *d = cs.dir[i];
+              memmove (&cs.fd[i], &cs.fd[i + 1], (cs.n - i - 1) * sizeof cs.fd[0]);
+              memmove (&cs.dir[i], &cs.dir[i + 1], (cs.n - i - 1) * sizeof cs.dir[0]);
+              cs.fd[cs.n - 1] = fd;
+              cs.dir[cs.n - 1] = d;
+              break;
+            }
+        }
+      cgfd = brig_cgroup_clone_fd (cg);
+    }
   if (p->terminal)
     {
       if (o->console_socket)
@@ -739,6 +908,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
         .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
         .console = console[1], .preserve_fds = o->preserve_fds,
         .size = p->console_size, .proxied = o->console_socket == NULL,
+        .cg_self = self ? &cs : NULL, .cgfd = cgfd, .joined = { -1, -1 },
       };
       oci_console_size ours;
       /* A pty we proxy starts with the size of the terminal brig runs in. */
@@ -756,8 +926,9 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
       close (console[1]);
       console[1] = -1;
     }
-  r = supervise (c, cfg, o, p, cg, brig_seccomp_uses_notify (sc), c1, sync[0], console[0],
-                 exit_status, err);
+  brig_cgroup_self_close (cg, &cs);
+  r = supervise (c, cfg, o, p, cg, self, cgfd, brig_seccomp_uses_notify (sc), c1, sync[0],
+                 console[0], exit_status, err);
 
 out:
   if (restore)
@@ -772,6 +943,7 @@ out:
       if (console[i] >= 0)
         close (console[i]);
     }
+  brig_cgroup_self_close (cg, &cs);
   brig_cgroup_free (cg);
   brig_seccomp_free (sc);
   if (owned)

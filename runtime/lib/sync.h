@@ -31,6 +31,7 @@ enum brig_sync_type {
                                 init (in a user namespace) cannot reach: open it */
   BRIG_SYNC_MOUNT_SOURCE_FD, /* P->C: fd: O_PATH fd of that source; or code: errno,
                                 data: message */
+  BRIG_SYNC_JOINED,       /* C->P (exec's C1): C2 joined its v1 cgroups itself */
 };
 
 struct brig_sync_msg {

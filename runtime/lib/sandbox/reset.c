@@ -275,7 +275,10 @@ reset_prepare (struct reset_run *x, brig_error *err)
                            "sharing its cgroup cannot be reset");
 
   /* The namespaces to look for once everything is killed: the live init's,
-   * else what the last create or reset recorded, else a survivor's. */
+   * else what the last create or reset recorded, else a survivor's. None
+   * with a pid namespace of its own: ns.unused needs no scan then. */
+  if (x->ns.new_flags & CLONE_NEWPID)
+    return 0;
   if (c->pidfd >= 0 && brig_reset_ns_of (c->st.pid, x->ns.new_flags, &x->old, &x->n_old) == 0)
     return 0;
   if (brig_reset_ns_load (c->dirfd, &x->old, &x->n_old) == 0)
@@ -335,8 +338,9 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     }
 
   brig_debug ("reset: ns scan %.3f ms", mono_ms () - t0);
-  /* The page cache and the peaks the tenant left. */
-  brig_cgroup_reset_counters (x->cg);
+  /* The page cache (when over the memory.usage check's bound: that check
+   * still runs on the new init) and the peaks the tenant left. */
+  brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
   brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
 
   /* The pinned network namespace, when nothing of the tenant is left in it. */

@@ -175,7 +175,9 @@ brig_reset_pin (int dirfd, const oci_config *cfg, const struct brig_ns_plan *ns,
   size_t n = 0, len = 0;
   int fd;
 
-  if (brig_reset_ns_of (pid, ns->new_flags, &v, &n) == 0)
+  /* The record serves ns.unused's scan, which a new pid namespace makes
+   * needless (reset.c): no stats and no file write for it then. */
+  if (!(ns->new_flags & CLONE_NEWPID) && brig_reset_ns_of (pid, ns->new_flags, &v, &n) == 0)
     {
       for (size_t i = 0; i < n; i++)
         len += (size_t) snprintf (text + len, sizeof text - len, "%s %llu %llu\n",
