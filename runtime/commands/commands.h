@@ -39,6 +39,12 @@ int cli_usage_error (const char *cmd, const char *fmt, ...)
 /* Check that exactly n positional arguments remain after option parsing. */
 int cli_require_args (const char *cmd, int argc, char **argv, int optind_, int n);
 
+struct brig_reset_report;
+/* What a reset verified, as `brig reset` and `brig pool release` print it:
+ * one JSON object per check, then {"reset":ID,"ok":...,"ms":...}. */
+void cli_print_reset_report (const char *id, const struct brig_reset_report *rep, bool ok,
+                             double ms);
+
 /* Parse a --format value; returns 0 for table, 1 for json, -1 if invalid. */
 int cli_parse_format (const char *cmd, const char *value);
 

@@ -129,28 +129,6 @@ pool_claim (struct brig_globals *g, int argc, char **argv)
   return fflush (stdout) == 0 ? 0 : 1;
 }
 
-/* The checks one per line, then a summary, as `brig reset` prints them. */
-static void
-print_report (const char *id, const struct brig_reset_report *rep, bool ok, double ms)
-{
-  for (size_t i = 0; i < rep->n; i++)
-    {
-      fputs ("{\"check\":", stdout);
-      brig_json_write_string (stdout, rep->checks[i].name);
-      printf (",\"ok\":%s", rep->checks[i].ok ? "true" : "false");
-      if (rep->checks[i].detail)
-        {
-          fputs (",\"detail\":", stdout);
-          brig_json_write_string (stdout, rep->checks[i].detail);
-        }
-      fputs ("}\n", stdout);
-    }
-  fputs ("{\"reset\":", stdout);
-  brig_json_write_string (stdout, id);
-  printf (",\"ok\":%s,\"ms\":%.3f}\n", ok ? "true" : "false", ms);
-  fflush (stdout);
-}
-
 static int
 pool_release (struct brig_globals *g, int argc, char **argv)
 {
@@ -171,7 +149,7 @@ pool_release (struct brig_globals *g, int argc, char **argv)
   clock_gettime (CLOCK_MONOTONIC, &t1);
   /* Only a reset that ran has checks to show. */
   if (r == 0 || rep.n > 0)
-    print_report (argv[optind], &rep, r == 0,
+    cli_print_reset_report (argv[optind], &rep, r == 0,
                   (double) (t1.tv_sec - t0.tv_sec) * 1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
   brig_reset_report_free (&rep);
   return r < 0 ? cli_fail (&err) : 0;

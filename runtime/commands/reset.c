@@ -17,6 +17,27 @@ now_ms (void)
   return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
 }
 
+void
+cli_print_reset_report (const char *id, const struct brig_reset_report *rep, bool ok, double ms)
+{
+  for (size_t i = 0; i < rep->n; i++)
+    {
+      fputs ("{\"check\":", stdout);
+      brig_json_write_string (stdout, rep->checks[i].name);
+      printf (",\"ok\":%s", rep->checks[i].ok ? "true" : "false");
+      if (rep->checks[i].detail)
+        {
+          fputs (",\"detail\":", stdout);
+          brig_json_write_string (stdout, rep->checks[i].detail);
+        }
+      fputs ("}\n", stdout);
+    }
+  fputs ("{\"reset\":", stdout);
+  brig_json_write_string (stdout, id);
+  printf (",\"ok\":%s,\"ms\":%.3f}\n", ok ? "true" : "false", ms);
+  fflush (stdout);
+}
+
 int
 cmd_reset (struct brig_globals *g, int argc, char **argv)
 {
@@ -48,25 +69,9 @@ cmd_reset (struct brig_globals *g, int argc, char **argv)
   if (cli_require_args ("reset", argc, argv, optind, 1) < 0)
     return 1;
   r = brig_container_reset (&ctx, argv[optind], &rep, &err);
-  for (size_t i = 0; i < rep.n; i++)
-    {
-      fputs ("{\"check\":", stdout);
-      brig_json_write_string (stdout, rep.checks[i].name);
-      printf (",\"ok\":%s", rep.checks[i].ok ? "true" : "false");
-      if (rep.checks[i].detail)
-        {
-          fputs (",\"detail\":", stdout);
-          brig_json_write_string (stdout, rep.checks[i].detail);
-        }
-      fputs ("}\n", stdout);
-    }
+  /* Only a reset that ran has checks to show. */
   if (rep.n > 0 || r == 0)
-    {
-      fputs ("{\"reset\":", stdout);
-      brig_json_write_string (stdout, argv[optind]);
-      printf (",\"ok\":%s,\"ms\":%.3f}\n", r == 0 ? "true" : "false", now_ms () - t0);
-    }
-  fflush (stdout);
+    cli_print_reset_report (argv[optind], &rep, r == 0, now_ms () - t0);
   brig_reset_report_free (&rep);
   if (r < 0)
     return cli_fail (&err);
