@@ -291,3 +291,24 @@ TENANT_INIT='reset_tenant check >/dev/shm/check 2>&1; reset_tenant leave >/dev/s
 	assert_contains "$output" 'does not exist'
 	brig features | jq -e '.annotations["run.brig.reset"] == "true|false"' >/dev/null
 }
+
+@test "reset: a rootfs without the mount targets (brig makes them in the layer) resets" {
+	# spec --sandbox --ephemeral on a rootfs of only /bin: the mount
+	# targets brig makes (/proc, /dev, /sys, /tmp, /home, ...) are copied
+	# up into the new tmpfs layer, which then holds more than the layer's
+	# own directories and is still fresh (the old check refused it).
+	local cg="$(jq -r .linux.cgroupsPath config.json)"
+	rm "$BUNDLE/config.json"
+	brig spec --sandbox --ephemeral --bundle "$BUNDLE"
+	update_config ".process.args = [\"sleep\", \"1000000\"] | .linux.cgroupsPath = \"$cg\""
+	find "$BUNDLE/rootfs" -mindepth 1 -maxdepth 1 ! -name bin -exec rm -rf {} +
+	chown -R 1879048192:1879048192 "$BUNDLE/rootfs"
+	create_container r9
+	brig start r9
+	reset_ok r9
+	brig start r9
+	run tenant_x r9 'ls -d /proc/self /sys/fs /dev/null /tmp'
+	[ "$status" -eq 0 ]
+	brig delete --force r9
+	assert_no_leftovers r9
+}

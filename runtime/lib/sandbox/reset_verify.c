@@ -254,14 +254,20 @@ check_writable (const oci_config *cfg, pid_t pid, int dirfd, struct brig_reset_r
   if (brig_ephemeral_parse (cfg, &e, NULL) == 0 && e.mode == BRIG_EPHEMERAL_TMPFS)
     {
       /* An overlay reports its upper layer's file system: a new tmpfs
-       * holds no page and only the layer's own directories. */
+       * holds no page, the layer's own directories and at most the
+       * mount targets brig made in it (a destination's components the
+       * bundle's rootfs lacks: copied up as empty directories). */
       struct statfs sf;
+      unsigned long long bound = 8;
+      for (size_t i = 0; i < cfg->mounts_len; i++)
+        for (const char *c = cfg->mounts[i].destination; c && *c; c++)
+          bound += *c == '/' && c[1] != '/' && c[1] != '\0';
       bool ok = fstatfs (rootfd, &sf) == 0 && sf.f_blocks - sf.f_bfree == 0
-                && sf.f_files - sf.f_ffree <= 8;
+                && sf.f_files - sf.f_ffree <= bound;
       reset_check_add (rep, "rootfs.layer", ok,
-                       xasprintf ("the tmpfs layer holds %llu blocks and %llu inodes",
+                       xasprintf ("the tmpfs layer holds %llu blocks and %llu inodes (bound %llu)",
                                   (unsigned long long) (sf.f_blocks - sf.f_bfree),
-                                  (unsigned long long) (sf.f_files - sf.f_ffree)));
+                                  (unsigned long long) (sf.f_files - sf.f_ffree), bound));
     }
   else if (e.mode == BRIG_EPHEMERAL_DISK)
     {
