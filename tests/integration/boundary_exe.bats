@@ -59,18 +59,6 @@ rt() {
 		"$RT_COPY" --root "$ROOT" "$@"
 }
 
-# wait_thief LINE: wait (up to 30s) until the thief's output has LINE.
-wait_thief() {
-	local i
-	for i in $(seq 300); do
-		grep -qx "$1" "$BUNDLE/rootfs$OUT" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "the thief never said '$1':" >&2
-	cat "$BUNDLE/rootfs$OUT" >&2 2>/dev/null
-	return 1
-}
-
 # assert_runtime_intact: the thief found the runtime running in the
 # container and took its exe (the attack really ran), did not write it, and
 # the copy of the runtime on the host is byte for byte what it was.

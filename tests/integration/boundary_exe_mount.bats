@@ -53,18 +53,6 @@ rt() {
 	timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RT_COPY" --root "$ROOT" "$@"
 }
 
-# wait_thief LINE: wait (up to 30s) until the thief's output has LINE.
-wait_thief() {
-	local i
-	for i in $(seq 300); do
-		grep -qx "$1" "$BUNDLE/rootfs$OUT" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "the thief never said '$1':" >&2
-	cat "$BUNDLE/rootfs$OUT" >&2 2>/dev/null
-	return 1
-}
-
 # mounted_anywhere ID: print the /proc/PID/mountinfo files on the host that
 # list mount ID (empty when none does).
 mounted_anywhere() {

@@ -48,3 +48,16 @@ cap_mask() {
 	done
 	printf '%016x\n' "$mask"
 }
+
+# wait_thief LINE: wait (up to 30s) until tests/tools/exe_thief's output
+# ($BUNDLE/rootfs$OUT, boundary_exe*.bats) has LINE.
+wait_thief() {
+	local i
+	for i in $(seq 300); do
+		grep -qx "$1" "$BUNDLE/rootfs$OUT" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "the thief never said '$1':" >&2
+	cat "$BUNDLE/rootfs$OUT" >&2 2>/dev/null
+	return 1
+}
