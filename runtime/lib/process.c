@@ -628,12 +628,14 @@ brig_process_become (struct brig_process *pr, brig_error *err)
         return r;
     }
   /* A cwd reached through an inherited fd (/proc/self/fd/N) lies outside
-   * the root, which the kernel reports as unreachable (CVE-2024-21626). */
-  {
-    char here[4096];
-    if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
-      return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
-  }
+   * the root, which the kernel reports as unreachable (CVE-2024-21626).
+   * "/" resolves from the process's root itself: nothing to ask. */
+  if (p->cwd && *p->cwd && strcmp (p->cwd, "/") != 0)
+    {
+      char here[4096];
+      if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
+        return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
+    }
   pr->envp = brig_process_build_env (p);
   if (pr->listen_fds > 0)
     brig_process_add_listen_env (&pr->envp, pr->listen_fds);
