@@ -830,6 +830,8 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   if (opts && opts->console_fd >= 0)
     r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);
 out:
+  if (r == 0 && opts && opts->rootfd_out)
+    *opts->rootfd_out = brig_steal_fd (c.rootfd);
   if (c.rootfd >= 0)
     close (c.rootfd);
   free (c.rootfs);

@@ -88,12 +88,14 @@ reopen_dev_null (struct stat stdio_st[3], unsigned *known)
 }
 
 int
-rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, struct stat stdio_st[3],
-              unsigned *stdio_known, brig_error *err)
+rootfs_pivot (const oci_config *cfg, const char *rootfs, int rootfd, bool no_pivot,
+              struct stat stdio_st[3], unsigned *stdio_known, brig_error *err)
 {
-  _cleanup_close_ int oldroot = -1, newroot = -1;
+  _cleanup_close_ int oldroot = -1, opened = -1;
+  int newroot = rootfd;
 
-  newroot = open (rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (newroot < 0)
+    newroot = opened = open (rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (newroot < 0)
     return brig_error_errno (err, "open the rootfs %s", rootfs);
   if (!rootfs_has_namespace (cfg, "mount"))
@@ -278,9 +280,11 @@ dev_wants_ro (const oci_config *cfg)
 }
 
 int
-rootfs_finalize (const oci_config *cfg, brig_error *err)
+rootfs_finalize (const oci_config *cfg, int root, brig_error *err)
 {
-  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* The fd of the new root from before the pivot is "/" now. */
+  _cleanup_close_ int opened = root >= 0 ? -1 : open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int rootfd = root >= 0 ? root : opened;
   struct brig_fd_batch fds = { .n = 0 };
   int devnull = -1;
   const oci_linux *l = cfg->linux;

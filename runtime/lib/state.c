@@ -100,29 +100,35 @@ dir_unlinked (int dirfd)
 int
 brig_state_claim (const struct brig_context *ctx, const char *id, int *dirfd, brig_error *err)
 {
-  _cleanup_close_ int rootfd = -1;
-  int fd, r;
+  _cleanup_free_ char *path = NULL;
+  int fd, r, e;
 
   r = brig_state_check_id (id, err);
   if (r < 0)
     return r;
-  r = brig_state_root_open (ctx, true, &rootfd, err);
-  if (r < 0)
-    return r;
-  if (mkdirat (rootfd, id, 0711) < 0)
+  /* By name, as brig_state_remove: no open and close of the root. */
+  path = xasprintf ("%s/%s", ctx->state_root, id);
+  e = mkdir (path, 0711) < 0 ? errno : 0;
+  if (e == ENOENT)
     {
-      if (errno == EEXIST)
-        {
-          _cleanup_free_ char *m = xasprintf ("container \"%s\" already exists", id);
-          return brig_error_set_raw (err, EEXIST, m);
-        }
-      return brig_error_errno (err, "create state directory %s/%s", ctx->state_root, id);
+      _cleanup_close_ int rootfd = -1;
+      r = brig_state_root_open (ctx, true, &rootfd, err);
+      if (r < 0)
+        return r;
+      e = mkdirat (rootfd, id, 0711) < 0 ? errno : 0;
     }
-  fd = openat (rootfd, id, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (e == EEXIST)
+    {
+      _cleanup_free_ char *m = xasprintf ("container \"%s\" already exists", id);
+      return brig_error_set_raw (err, EEXIST, m);
+    }
+  if (e != 0)
+    return brig_error_set (err, e, "create state directory %s", path);
+  fd = open (path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     {
-      r = brig_error_errno (err, "open state directory %s/%s", ctx->state_root, id);
-      unlinkat (rootfd, id, AT_REMOVEDIR);
+      r = brig_error_errno (err, "open state directory %s", path);
+      rmdir (path);
       return r;
     }
   /* Nobody else can hold it yet: the directory is brand new. */
