@@ -456,8 +456,9 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
 {
   _cleanup_free_ char *owned = NULL;
   const char *src = bind_source (c, m->source, &owned);
-  _cleanup_close_ int prepared = -1, srcfd = -1, target = -1, tree = -1, userns = -1;
+  _cleanup_close_ int prepared = -1, srcfd = -1, tree = -1, userns = -1;
   const char *known = NULL;
+  int target;
   struct stat st;
   int r;
 
@@ -497,6 +498,7 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     target = brig_error_set (err, -target, "open %s in the rootfs", dest);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
+  brig_fd_batch_add (&c->held, target);
   if (check_dest (c, target, known, NULL, prepared >= 0 ? prepared : srcfd, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
 
@@ -570,7 +572,7 @@ static int
 mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
                 const struct brig_mount_options *o, brig_error *err)
 {
-  _cleanup_close_ int target = -1;
+  int target;
   const char *type = m->type, *known = NULL;
   unsigned long flags = o->flags;
   bool existed;
@@ -591,6 +593,7 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
+  brig_fd_batch_add (&c->held, target);
   if (check_dest (c, target, known, type, -1, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
   /* /dev is filled after the mounts; rootfs_finalize makes it read-only. */
@@ -830,6 +833,7 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   if (opts && opts->console_fd >= 0)
     r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);
 out:
+  brig_fd_batch_close (&c.held);
   if (r == 0 && opts && opts->rootfd_out)
     *opts->rootfd_out = brig_steal_fd (c.rootfd);
   if (c.rootfd >= 0)
