@@ -348,6 +348,9 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   r = rootfs_finalize (cfg, rootfd, err);
   if (r < 0)
     return r;
+  /* Nothing of the mount setup stays open while the init waits for start. */
+  if (rootfd >= 0)
+    close (brig_steal_fd (rootfd));
   r = brig_procattr_apply (cfg, cfg->process, err);
   if (r < 0)
     return r;
