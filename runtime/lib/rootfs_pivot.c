@@ -65,25 +65,35 @@ static void
 reopen_dev_null (struct stat stdio_st[3], unsigned *known)
 {
   struct stat null_st;
-  _cleanup_close_ int null = open ("/dev/null", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int null = -1;
+  unsigned host_null = 0;
 
   *known = 0;
+  for (int fd = 0; fd < 3; fd++)
+    if (fstat (fd, &stdio_st[fd]) == 0)
+      {
+        *known |= 1u << fd;
+        if (S_ISCHR (stdio_st[fd].st_mode) && stdio_st[fd].st_rdev == makedev (1, 3))
+          host_null |= 1u << fd;
+      }
+  /* Pipes, files, a terminal (the usual stdio of an engine): nothing to
+   * open. */
+  if (host_null == 0)
+    return;
+  null = open ("/dev/null", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (null < 0 || fstat (null, &null_st) < 0 || !S_ISCHR (null_st.st_mode)
       || null_st.st_rdev != makedev (1, 3))
     return;
   for (int fd = 0; fd < 3; fd++)
     {
       struct stat *st = &stdio_st[fd];
-      if (fstat (fd, st) < 0)
+      if (!(host_null & (1u << fd))
+          || (st->st_dev == null_st.st_dev && st->st_ino == null_st.st_ino))
         continue;
-      if (S_ISCHR (st->st_mode) && st->st_rdev == null_st.st_rdev
-          && (st->st_dev != null_st.st_dev || st->st_ino != null_st.st_ino))
-        {
-          if (dup3 (null, fd, 0) < 0)
-            continue;
-          *st = null_st;
-        }
-      *known |= 1u << fd;
+      if (dup3 (null, fd, 0) == 0)
+        *st = null_st;
+      else
+        *known &= ~(1u << fd);
     }
 }
 
