@@ -7,7 +7,11 @@
 #   of the image; a missing mount target behind a dangling symlink; the v1
 #   /sys/fs/cgroup tmpfs filled fd-relatively; the state's "created" time
 #   formatted without libc's time zone code; the ambient set after capset
-#   without PR_CAP_AMBIENT_CLEAR_ALL.
+#   without PR_CAP_AMBIENT_CLEAR_ALL; a destination inside /proc refused
+#   both when it is checked by its path as written and by what the kernel
+#   resolved (symlink, ".."); a foreground run's delete from the state it
+#   kept, also after an exec or another command's delete; stdio replaced
+#   by the container's /dev/null only when it is the null device.
 # Covers any cgroup mode (the cgroup test skips on a pure v2 host, saying
 # why).
 
@@ -164,4 +168,84 @@ teardown() {
 	[ "$status" -eq 0 ]
 	assert_contains "$output" "CapAmb:	0000000000000000"
 	assert_contains "$output" "CapInh:	0000000000000020"
+}
+
+# A mount target reached without a symlink or ".." is checked by its path
+# as written, one reached through the image's symlinks or ".." by what the
+# kernel resolved: both ways a destination inside /proc is refused, and the
+# files lxcfs emulates stay allowed.
+@test "coldstart: a mount inside /proc is refused however the destination gets there" {
+	mkdir -p "$BUNDLE/rootfs/a" "$BUNDLE/src"
+	echo lxcfs >"$BUNDLE/src/cpuinfo"
+	ln -s /proc "$BUNDLE/rootfs/plink"
+	local dest
+	for dest in /proc/sys /plink/sys /a/../proc/sys; do
+		update_config "del(.mounts[] | select(.source == \"$BUNDLE/src\"))"
+		add_mount "{\"destination\":\"$dest\",\"type\":\"bind\",\"source\":\"$BUNDLE/src\",\"options\":[\"bind\"]}"
+		run brig run "ctr-$RANDOM"
+		echo "$dest: $status $output"
+		[ "$status" -eq 1 ]
+		assert_contains "$output" "/proc/sys is inside /proc and cannot be a mount point"
+		assert_no_leftovers
+	done
+	# The same check allows a bind over /proc/cpuinfo (lxcfs): the file
+	# shows through inside.
+	update_config "del(.mounts[] | select(.source == \"$BUNDLE/src\"))"
+	add_mount "{\"destination\":\"/proc/cpuinfo\",\"type\":\"bind\",\"source\":\"$BUNDLE/src/cpuinfo\",\"options\":[\"bind\",\"ro\"]}"
+	run_sh 'cat /proc/cpuinfo'
+	[ "$status" -eq 0 ]
+	[ "$output" = lxcfs ]
+}
+
+# A foreground run deletes its container from what it kept (the state
+# directory's fd, the cgroup it made), without reading state.json again:
+# whatever happened meanwhile must still end with nothing left.
+@test "coldstart: a foreground run's delete kills what exec left in the cgroup" {
+	update_config '.process.args = ["sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.05; done"]'
+	brig run ctr </dev/null >"$BUNDLE/run.out" 2>&1 &
+	local runner=$!
+	wait_for_status ctr running
+	brig exec -d ctr sh -c 'exec sleep 1000' </dev/null >/dev/null 2>&1
+	brig exec ctr touch /tmp/go
+	wait "$runner"
+	cat "$BUNDLE/run.out"
+	[ ! -s "$BUNDLE/run.out" ]
+	assert_no_leftovers
+}
+
+@test "coldstart: a foreground run whose container another command deleted ends quietly" {
+	update_config '.process.args = ["sleep", "1000"]'
+	brig run ctr </dev/null >"$BUNDLE/run.out" 2>&1 &
+	local runner=$!
+	wait_for_status ctr running
+	brig delete -f ctr
+	local rc=0
+	wait "$runner" || rc=$?
+	cat "$BUNDLE/run.out"
+	# SIGKILLed by the delete: 137, as runc's run reports it.
+	[ "$rc" -eq 137 ]
+	[[ "$(cat "$BUNDLE/run.out")" != *delete* ]]
+	assert_no_leftovers
+}
+
+# The init replaces stdio that is the host's /dev/null by the container's
+# and leaves pipes and files as they are.
+@test "coldstart: stdio stays a pipe; the host's /dev/null becomes the container's" {
+	update_config '.process.args = ["sh", "-c", "readlink /proc/self/fd/0; readlink /proc/self/fd/1"]'
+	run bash -c "echo x | \"$RUNTIME\" --root \"$ROOT\" run ctr1 | cat"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == pipe:* ]]
+	[[ "${lines[1]}" == pipe:* ]]
+	run brig run ctr2 </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = /dev/null ]
+	# The container's /dev/null (its own tmpfs /dev), not the host's: the
+	# fd's mount is the container's /dev.
+	update_config '.process.args = ["sh", "-c", "cat /proc/self/fdinfo/0 | grep mnt_id; grep \" /dev \" /proc/self/mountinfo | cut -d\" \" -f1"]'
+	run brig run ctr3 </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "${lines[0]}" | awk '{print $2}')" = "${lines[1]}" ]
 }
