@@ -317,6 +317,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                     err);
   if (r < 0)
     return r;
+  pr->at_root = true;
   if (a->console_fd >= 0)
     {
       /* the terminal replaces stdio */

@@ -611,7 +611,9 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     }
   /* cwd first as root (it may be reachable only with brig's rights), and
    * again as the user if that was refused. */
-  if (chdir (p->cwd && *p->cwd ? p->cwd : "/") == 0)
+  if (pr->at_root && (p->cwd == NULL || strcmp (p->cwd, "/") == 0))
+    chdir_done = true;
+  else if (chdir (p->cwd && *p->cwd ? p->cwd : "/") == 0)
     chdir_done = true;
   else if (errno != EACCES && errno != EPERM)
     return brig_process_chdir (p->cwd, err);

@@ -192,6 +192,27 @@ open_dest (struct rootfs_ctx *c, const char *dest, int flags, const char **known
   return fd;
 }
 
+/* dest is "/dev/NAME" and /dev is the tmpfs this create mounted: NAME is
+ * made and opened relative to that tmpfs's root, where nothing of the
+ * image lies and no symlink can be (3 calls fewer than resolving and
+ * creating from the rootfs). -ENOENT when this does not apply or NAME is
+ * there already: the caller takes the general way. */
+static int
+create_in_fresh_dev (struct rootfs_ctx *c, const char *dest, bool dir)
+{
+  const char *name = dest + sizeof "/dev/" - 1;
+  int fd;
+
+  if (c->fresh_dev < 0 || strncmp (dest, "/dev/", sizeof "/dev/" - 1) != 0 || *name == '\0'
+      || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    return -ENOENT;
+  if ((dir ? mkdirat (c->fresh_dev, name, 0755) : mknodat (c->fresh_dev, name, S_IFREG | 0644, 0))
+      < 0)
+    return -ENOENT;
+  fd = openat (c->fresh_dev, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+  return fd < 0 ? -ENOENT : fd;
+}
+
 /* Create the missing target of a mount; *known as for open_dest. */
 static int
 create_dest (struct rootfs_ctx *c, const char *dest, enum brig_path_kind kind,
@@ -447,6 +468,7 @@ mount_bind_root (struct rootfs_ctx *c, const oci_mount *m, const struct brig_mou
     return brig_error_errno (err, "reopen the rootfs %s", c->rootfs);
   close (c->rootfd);
   c->rootfd = fd;
+  c->fresh_dev = -1;
   return 0;
 }
 
@@ -490,7 +512,13 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
   if (strcmp (dest, "/") == 0)
     return mount_bind_root (c, m, o, prepared >= 0 ? prepared : srcfd, prepared >= 0, &st, err);
-  target = open_dest (c, dest, O_PATH, &known);
+  if (strcmp (dest, "/dev") == 0)
+    c->fresh_dev = -1;
+  target = create_in_fresh_dev (c, dest, S_ISDIR (st.st_mode));
+  if (target >= 0)
+    known = dest;
+  else
+    target = open_dest (c, dest, O_PATH, &known);
   if (target == -ENOENT)
     target = create_dest (c, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR : BRIG_PATH_FILE,
                           &known, err);
@@ -575,21 +603,28 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
   int target;
   const char *type = m->type, *known = NULL;
   unsigned long flags = o->flags;
-  bool existed;
+  bool existed, made = false;
   int r;
 
+  if (strcmp (dest, "/dev") == 0)
+    c->fresh_dev = -1;
   if (needs_plain_dir (type, dest))
     {
       target = open_plain_dir (c, dest, &known, err);
       if (target < 0 && target != -ENOENT)
         return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
     }
+  else if ((target = create_in_fresh_dev (c, dest, true)) >= 0)
+    {
+      known = dest;
+      made = true;
+    }
   else
     target = open_dest (c, dest, O_PATH, &known);
-  existed = target >= 0;
+  existed = target >= 0 && !made;
   if (target == -ENOENT)
     target = create_dest (c, dest, BRIG_PATH_DIR, &known, err);
-  else if (!existed)
+  else if (target < 0)
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
@@ -602,6 +637,14 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
 
   r = rootfs_mount_fs (c, m->source ? m->source : type, dest, target, type, flags, o->data, o,
                        existed, err);
+  if (r == 0 && strcmp (dest, "/dev") == 0 && type && strcmp (type, "tmpfs") == 0
+      && !o->tmpcopyup)
+    {
+      /* An empty tmpfs of ours: /dev/pts, /dev/shm ... go straight in. */
+      int fd = brig_path_open_in_root_nolinks (c->rootfd, dest, O_PATH | O_DIRECTORY);
+      brig_fd_batch_add (&c->held, fd);
+      c->fresh_dev = fd >= 0 ? fd : -1;
+    }
   if (r == -EPERM && type && (strcmp (type, "sysfs") == 0 || strcmp (type, "mqueue") == 0))
     {
       /* sysfs needs the network namespace's owner, mqueue the ipc one: in
@@ -758,7 +801,7 @@ int
 rootfs_prepare (const oci_config *cfg, const char *rootfs,
                 const struct brig_rootfs_opts *opts, brig_error *err)
 {
-  struct rootfs_ctx c = { .cfg = cfg, .opts = opts, .rootfd = -1 };
+  struct rootfs_ctx c = { .cfg = cfg, .opts = opts, .rootfd = -1, .fresh_dev = -1 };
   const char *pname = cfg->linux ? cfg->linux->rootfs_propagation : NULL;
   unsigned long prop = MS_SLAVE | MS_REC;
   int r = 0;
@@ -820,7 +863,9 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
          directory checked is the one the nodes go into (created there
          when the image has none). */
       const char *known;
-      _cleanup_close_ int devfd = open_plain_dir (&c, "/dev", &known, err);
+      _cleanup_close_ int opened = c.fresh_dev >= 0 ? -1 : open_plain_dir (&c, "/dev", &known,
+                                                                            err);
+      int devfd = c.fresh_dev >= 0 ? c.fresh_dev : opened;
       if (devfd < 0 && devfd != -ENOENT)
         {
           r = brig_error_wrap (err, "set up /dev");

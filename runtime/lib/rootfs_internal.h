@@ -19,6 +19,9 @@ struct rootfs_ctx {
   /* the mount targets opened so far, closed together once the mounts
    * are done (a few close_range calls instead of a close per mount) */
   struct brig_fd_batch held;
+  /* the root of the tmpfs this create mounted on /dev while it is still
+   * as made (empty but for what later entries put there), else -1 */
+  int fresh_dev;
 };
 
 /* True when cfg->linux->namespaces lists type. */
