@@ -150,7 +150,8 @@ brig_entry_c (long *sp)
                                    0, 0, 0 };
   long src, tree;
 
-  if (sys6 (SYS_statfs, (long) "/proc/self/exe", (long) &sf, 0, 0, 0) < 0)
+  if (sp[0] < 2 || !wants_reexec (argv)
+      || sys6 (SYS_statfs, (long) "/proc/self/exe", (long) &sf, 0, 0, 0) < 0)
     return;
   if (sf.f_flags & ENTRY_ST_RDONLY)
     {
@@ -159,8 +160,6 @@ brig_entry_c (long *sp)
       brig_selfexe_readonly = 1;
       return;
     }
-  if (sp[0] < 2 || !wants_reexec (argv))
-    return;
   src = sys6 (SYS_open, (long) "/proc/self/exe", O_RDONLY | O_CLOEXEC, 0, 0, 0);
   if (src < 0)
     return;
