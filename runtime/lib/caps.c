@@ -51,6 +51,10 @@ brig_caps_last_cap (void)
   return last;
 }
 
+/* Every kernel brig runs on (openat2: 5.6) knows the capabilities up to
+ * CAP_AUDIT_READ (3.16): only newer ones need the kernel asked. */
+#define CAPS_ALWAYS_KNOWN 37
+
 /* Resolve "CAP_XXX" to its number; -1 when brig or the kernel lacks it.
  * Only the canonical upper-case spelling is accepted, as runc does. */
 static int
@@ -58,7 +62,7 @@ cap_number (const char *name)
 {
   int v = brig_cap_from_name (name);
 
-  if (v < 0 || v > brig_caps_last_cap ())
+  if (v < 0 || (v > CAPS_ALWAYS_KNOWN && v > brig_caps_last_cap ()))
     return -1;
   return v;
 }
@@ -111,7 +115,6 @@ int
 brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err)
 {
   struct cap_sets s;
-  int last = brig_caps_last_cap ();
 
   parse_sets (caps, &s, true);
   /* The kernel clears the permitted set only when the uids all leave 0
@@ -119,15 +122,18 @@ brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err)
      here. */
   if (uid != 0 && prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
     return brig_error_errno (err, "prctl PR_SET_KEEPCAPS");
-  for (int c = 0; c <= last; c++)
+  /* Up to the kernel's last capability, which the first EINVAL shows
+     (no probe of it first). */
+  for (int c = 0; c <= 63; c++)
     {
       if (s.bounding & (UINT64_C (1) << c))
         continue;
-      if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-        {
-          const char *name = brig_cap_name (c);
-          return brig_error_set (err, errno, "drop %s from the bounding set", name ? name : "?");
-        }
+      if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) == 0)
+        continue;
+      if (errno == EINVAL)
+        break;
+      const char *name = brig_cap_name (c);
+      return brig_error_set (err, errno, "drop %s from the bounding set", name ? name : "?");
     }
   return 0;
 }
@@ -159,9 +165,13 @@ set_proc (uint64_t eff, uint64_t perm, uint64_t inh, brig_error *err)
 {
   struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
   struct __user_cap_data_struct d[2];
-  uint64_t known = brig_caps_last_cap () >= 63 ? UINT64_MAX
-                   : (UINT64_C (1) << (brig_caps_last_cap () + 1)) - 1;
+  uint64_t known = UINT64_MAX;
 
+  /* Bits the kernel does not know make capset fail: asked only when a set
+     reaches past the capabilities every kernel has. */
+  if ((eff | perm | inh) >> (CAPS_ALWAYS_KNOWN + 1))
+    known = brig_caps_last_cap () >= 63 ? UINT64_MAX
+            : (UINT64_C (1) << (brig_caps_last_cap () + 1)) - 1;
   eff &= known;
   perm &= known;
   inh &= known;
@@ -178,7 +188,6 @@ brig_caps_apply (const oci_capabilities *caps, brig_error *err)
 {
   struct cap_sets s;
   struct proc_caps held = { 0, 0, 0 };
-  int last = brig_caps_last_cap ();
   int r;
 
   parse_sets (caps, &s, false);
@@ -205,7 +214,7 @@ brig_caps_apply (const oci_capabilities *caps, brig_error *err)
   if ((s.permitted & s.inheritable) != 0
       && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
     return brig_error_errno (err, "clear ambient capabilities");
-  for (int c = 0; c <= last; c++)
+  for (int c = 0; c <= 63; c++)
     {
       if (!(s.ambient & (UINT64_C (1) << c)))
         continue;

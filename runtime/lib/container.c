@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <strings.h>
@@ -289,6 +290,65 @@ brig_container_delete (const struct brig_context *ctx, const char *id, bool forc
   return delete_container (ctx, id, force, true, err);
 }
 
+/* Remove the container's cgroup (and free cg). An empty cgroup (the usual
+ * case once the init is gone: the kernel kills the rest of its pid
+ * namespace) needs no freeze-kill-thaw. Without a pid namespace of its own
+ * the container's other processes outlive the init: every one, in any
+ * hierarchy, is killed and waited for. The first try is one rmdir per
+ * hierarchy: the kernel refuses it while a process or a child cgroup is
+ * left, and then the full check runs on what remains. */
+static int
+remove_cgroup (brig_cgroup *cg, const char *id, brig_error *err)
+{
+  brig_error e = { 0 };
+  int r = 0;
+
+  if (!brig_cgroup_try_remove (cg))
+    {
+      bool empty = !brig_cgroup_busy (cg);
+      r = brig_cgroup_destroy (cg, !empty, &e);
+      if (r < 0 && empty)
+        {
+          brig_error_clear (&e);
+          r = brig_cgroup_destroy (cg, true, &e);
+        }
+    }
+  brig_cgroup_free (cg);
+  if (r < 0)
+    {
+      r = brig_error_set_raw (err, e.code, e.msg);
+      brig_error_clear (&e);
+      return brig_error_wrap (err, "delete container \"%s\"", id);
+    }
+  return 0;
+}
+
+int
+brig_container_delete_after_run_owned (const struct brig_context *ctx, const char *id,
+                                       int dirfd, brig_cgroup *cg, brig_error *err)
+{
+  struct stat st;
+  int r = 0;
+
+  /* Whatever another command did while the lock was free: a delete (the
+   * directory is gone: nothing left to do), an exec (its processes die with
+   * the cgroup), a reset (its new init too). */
+  while (flock (dirfd, LOCK_EX) < 0 && errno == EINTR)
+    ;
+  if (fstat (dirfd, &st) == 0 && st.st_nlink > 0)
+    {
+      if (cg)
+        r = remove_cgroup (cg, id, err);
+      cg = NULL;
+      if (r == 0)
+        r = brig_state_remove (ctx, id, dirfd, err);
+    }
+  if (cg)
+    brig_cgroup_free (cg);
+  close (dirfd);
+  return r;
+}
+
 int
 brig_container_delete_after_run (const struct brig_context *ctx, const char *id,
                                  bool has_poststop, brig_error *err)
@@ -344,36 +404,8 @@ delete_container (const struct brig_context *ctx, const char *id, bool force, bo
       if (!wait_exit (c, 10000))
         brig_warn ("container \"%s\": init did not exit after SIGKILL", id);
     }
-  if (cg)
-    {
-      brig_error e = { 0 };
-      /* An empty cgroup (the usual case once the init is gone: the kernel
-       * kills the rest of its pid namespace) needs no freeze-kill-thaw.
-       * Without a pid namespace of its own the container's other processes
-       * outlive the init: every one, in any hierarchy, is killed and waited
-       * for. The first try is one rmdir per hierarchy: the kernel refuses
-       * it while a process or a child cgroup is left, and then the full
-       * check runs on what remains. */
-      r = 0;
-      if (!brig_cgroup_try_remove (cg))
-        {
-          bool empty = !brig_cgroup_busy (cg);
-          r = brig_cgroup_destroy (cg, !empty, &e);
-          if (r < 0 && empty)
-            {
-              brig_error_clear (&e);
-              r = brig_cgroup_destroy (cg, true, &e);
-            }
-        }
-      if (r < 0)
-        {
-          brig_cgroup_free (cg);
-          r = brig_error_set_raw (err, e.code, e.msg);
-          brig_error_clear (&e);
-          return brig_error_wrap (err, "delete container \"%s\"", id);
-        }
-      brig_cgroup_free (cg);
-    }
+  if (cg && (r = remove_cgroup (cg, id, err)) < 0)
+    return r;
   cfg = read_hooks ? config_if_hooks (c, "poststop") : NULL;
   r = brig_state_remove (ctx, id, c->dirfd, err);
   if (r == 0 && cfg && cfg->hooks && cfg->hooks->poststop_len)

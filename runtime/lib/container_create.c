@@ -45,12 +45,17 @@
 #endif
 
 /* stdio the caller closed would be taken by brig's first open() and leak
- * into the container as its stdin/out/err. */
+ * into the container as its stdin/out/err. One poll(2) asks about all three
+ * (POLLNVAL marks a closed fd) where fcntl would take a call each. */
 static void
 ensure_stdio (void)
 {
+  struct pollfd pf[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
+
+  if (poll (pf, 3, 0) < 0)
+    return;
   for (int fd = 0; fd < 3; fd++)
-    if (fcntl (fd, F_GETFD) < 0 && errno == EBADF)
+    if (pf[fd].revents & POLLNVAL)
       {
         int n = open ("/dev/null", O_RDWR);
         if (n >= 0 && n != fd)
@@ -83,7 +88,7 @@ create_fill_state (struct create_ctx *c)
       oci_map_set (&c->st.annotations, c->cfg->annotations->keys[i],
                    c->cfg->annotations->values[i]);
   c->st.systemd_cgroup = c->ctx->systemd_cgroup;
-  c->st.rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0);
+  c->st.rootless = c->rootless;
   c->st.new_pidns = (c->ns.new_flags & CLONE_NEWPID) != 0;
   c->st.start_hooks = brig_hooks_start_waits (c->cfg->hooks);
   c->st.no_process = c->cfg->process == NULL;
@@ -108,8 +113,9 @@ create_fill_state (struct create_ctx *c)
  * without close-on-exec: every fd brig opens itself has it). The init may
  * wait in "created" for a long time, and a pipe held open there keeps the
  * engine reading create's output from ever seeing end-of-file. brig needs
- * none of them either: they are closed here, before the clone, where this
- * costs less than in the child (no page shared copy-on-write yet). */
+ * none of them either. They are closed first thing, before brig opens its
+ * own (bundle, state, cgroups): the scan then asks fcntl about a few fds
+ * instead of a dozen. */
 static void
 close_inherited_fds (int preserve_fds)
 {
@@ -320,7 +326,6 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
    * keep it held while it waits for start. */
   a.close_fds[2] = c->dirfd;
 
-  close_inherited_fds (c->o->listen_fds + c->o->preserve_fds);
   r = enter_child_namespaces (c, &nsc, err);
   if (r < 0)
     {
@@ -456,7 +461,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     }
   c->st.pid = c->pid;
   /* Next to the cgroup record, for a delete that finds state.json damaged. */
-  r = brig_state_record_add_init (c->dirfd, c->pid, c->st.pid_start_time, err);
+  r = brig_state_record_add_init (c->dirfd, c->record_fd, c->pid, c->st.pid_start_time, err);
   if (r < 0)
     return r;
   r = brig_state_stage (c->dirfd, &c->st, err);
@@ -556,6 +561,8 @@ create_ctx_free (struct create_ctx *c)
     close (c->pidfd);
   if (c->dirfd >= 0)
     close (c->dirfd);
+  if (c->record_fd >= 0)
+    close (c->record_fd);
   free (c->ephemeral_dir);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
@@ -578,7 +585,9 @@ record_cgroup (const brig_cgroup *cg, void *data, brig_error *err)
 {
   struct create_ctx *c = data;
   _cleanup_free_ char *text = brig_cgroup_record (cg);
-  return brig_state_record_write (c->dirfd, text, err);
+  if (c->record_fd >= 0)
+    close (brig_steal_fd (c->record_fd));
+  return brig_state_record_write (c->dirfd, text, &c->record_fd, err);
 }
 
 /* True when the config mounts a filesystem of this type (cgroup scope). */
@@ -602,6 +611,7 @@ create_common (struct create_ctx *c, brig_error *err)
   int r;
 
   ensure_stdio ();
+  close_inherited_fds (c->o->listen_fds + c->o->preserve_fds);
   r = brig_state_check_id (c->o->id, err);
   if (r < 0)
     return r;
@@ -659,7 +669,7 @@ create_common (struct create_ctx *c, brig_error *err)
     .cgroups_path = c->cfg->linux ? c->cfg->linux->cgroups_path : NULL,
     .resources = c->cfg->linux ? c->cfg->linux->resources : NULL,
     .systemd = c->ctx->systemd_cgroup,
-    .rootless = c->ctx->rootless == 1 || (c->ctx->rootless == -1 && geteuid () != 0),
+    .rootless = c->rootless,
     .annotations = c->cfg->annotations,
     .shared = shared,
     .no_cgroup_mount = !has_mount_type (c->cfg, "cgroup"),
@@ -741,7 +751,8 @@ create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
   c->ctx = ctx;
   c->o = o;
   c->mode = mode;
-  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = c->stdio_fd = -1;
+  c->dirfd = c->sync_fd = c->console_fd = c->pidfd = c->stdio_fd = c->record_fd = -1;
+  c->rootless = ctx->rootless == 1 || (ctx->rootless == -1 && geteuid () != 0);
   c->notify.fd = c->notify.host_fd = -1;
   for (int i = 0; i < BRIG_NS_COUNT; i++)
     c->ns.join_fd[i] = -1;
@@ -835,6 +846,17 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
   c.notify.fd = c.notify.host_fd = -1;
   pid_t pid = c.pid;
   bool poststop = c.cfg->hooks && c.cfg->hooks->poststop_len;
+  /* The foreground run deletes its container at the end: it keeps what
+   * that needs, instead of reading state.json and the record again. */
+  int own_dirfd = -1;
+  brig_cgroup *own_cg = NULL;
+  if (r == 0 && !detach && !keep && !poststop)
+    {
+      own_dirfd = c.dirfd;
+      own_cg = c.cg;
+      c.dirfd = -1;
+      c.cg = NULL;
+    }
   create_ctx_free (&c);
   if (r < 0)
     {
@@ -868,11 +890,18 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
   if (master >= 0)
     close (master);
   if (r < 0)
-    return r;
+    {
+      if (own_dirfd >= 0)
+        close (own_dirfd);
+      brig_cgroup_free (own_cg);
+      return r;
+    }
   if (!keep)
     {
       brig_error e = { 0 };
-      if (brig_container_delete_after_run (ctx, o->id, poststop, &e) < 0)
+      if ((own_dirfd >= 0
+           ? brig_container_delete_after_run_owned (ctx, o->id, own_dirfd, own_cg, &e)
+           : brig_container_delete_after_run (ctx, o->id, poststop, &e)) < 0)
         brig_warn ("delete container \"%s\": %s", o->id, e.msg ? e.msg : "failed");
       brig_error_clear (&e);
     }

@@ -36,6 +36,8 @@ struct create_ctx {
   struct brig_ns_plan ns;
   brig_seccomp *seccomp;
   int dirfd;                /* the claimed, locked state directory */
+  int record_fd;            /* the ownership record, open for its init line */
+  bool rootless;            /* as create decided it, once */
   brig_cgroup *cg;
   int sync_fd;              /* parent's end */
   int console_fd;           /* console socket (given) or our end of the pty pair */

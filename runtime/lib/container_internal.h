@@ -53,6 +53,11 @@ int brig_container_poststart (const oci_hooks *h, struct brig_container *c, brig
  * config.json is read for its poststop hooks only when has_poststop. */
 int brig_container_delete_after_run (const struct brig_context *ctx, const char *id,
                                      bool has_poststop, brig_error *err);
+/* The end of a foreground run without poststop hooks: the container whose
+ * init run has reaped, from the state directory fd and cgroup it kept (no
+ * state.json or ownership record to read again). Takes both. */
+int brig_container_delete_after_run_owned (const struct brig_context *ctx, const char *id,
+                                           int dirfd, brig_cgroup *cg, brig_error *err);
 
 /* The init: runs in the child after clone, never returns. */
 void brig_init_main (struct brig_init_args *a) __attribute__ ((noreturn));

@@ -14,6 +14,7 @@
 #include "container_create.h"
 #include "lsm.h"
 #include "procattr.h"
+#include "paths.h"
 #include "process.h"
 #include "rootfs.h"
 #include "sandbox/pod.h"
@@ -33,6 +34,25 @@ create_has_hooks (const oci_hooks *h)
                || h->start_container_len);
 }
 
+/* The canonical absolute path of a directory opened as fd, as realpath(3)
+ * would give it: the kernel's name of the fd (one readlink) rather than a
+ * readlink of every component. NULL when procfs cannot tell (not mounted,
+ * or the directory is gone): the caller falls back to realpath. */
+static char *
+canonical_of_fd (int fd)
+{
+  char *p = brig_path_of_fd_in_root (fd, NULL);
+  size_t n = p ? strlen (p) : 0;
+  static const char gone[] = " (deleted)";
+
+  if (p && (p[0] != '/' || (n >= sizeof gone - 1 && strcmp (p + n - (sizeof gone - 1), gone) == 0)))
+    {
+      free (p);
+      return NULL;
+    }
+  return p;
+}
+
 /* Read the bundle's config.json and resolve the paths. */
 int
 create_load_bundle (struct create_ctx *c, brig_error *err)
@@ -43,12 +63,16 @@ create_load_bundle (struct create_ctx *c, brig_error *err)
   oci_error perr = { NULL };
   int r;
 
-  if (realpath (b, buf) == NULL)
-    return brig_error_errno (err, "bundle %s", b);
-  c->bundle = xstrdup (buf);
-  bfd = open (c->bundle, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  bfd = open (b, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (bfd < 0)
-    return brig_error_errno (err, "bundle %s", c->bundle);
+    return brig_error_errno (err, "bundle %s", b);
+  c->bundle = canonical_of_fd (bfd);
+  if (c->bundle == NULL)
+    {
+      if (realpath (b, buf) == NULL)
+        return brig_error_errno (err, "bundle %s", b);
+      c->bundle = xstrdup (buf);
+    }
   r = brig_read_file_at (bfd, "config.json", &c->config_buf, &c->config_len, err);
   if (r < 0)
     return brig_error_wrap (err, "bundle %s", c->bundle);
@@ -76,12 +100,23 @@ create_load_bundle (struct create_ctx *c, brig_error *err)
     _cleanup_free_ char *p = c->cfg->root->path[0] == '/'
       ? xstrdup (c->cfg->root->path)
       : xasprintf ("%s/%s", c->bundle, c->cfg->root->path);
-    struct stat st;
-    if (realpath (p, buf) == NULL)
+    /* Relative to the bundle's fd, which is what p names: O_DIRECTORY
+       refuses anything but a directory (after following symlinks, as
+       realpath does). */
+    _cleanup_close_ int rfd = openat (bfd, c->cfg->root->path, O_PATH | O_DIRECTORY
+                                      | O_CLOEXEC);
+    if (rfd < 0)
       return brig_error_errno (err, "config.json: root.path %s", p);
-    if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
-      return brig_error_set (err, ENOTDIR, "config.json: root.path %s", buf);
-    c->rootfs = xstrdup (buf);
+    c->rootfs = canonical_of_fd (rfd);
+    if (c->rootfs == NULL)
+      {
+        struct stat st;
+        if (realpath (p, buf) == NULL)
+          return brig_error_errno (err, "config.json: root.path %s", p);
+        if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
+          return brig_error_set (err, ENOTDIR, "config.json: root.path %s", buf);
+        c->rootfs = xstrdup (buf);
+      }
   }
   return 0;
 }

@@ -168,8 +168,24 @@ configured (const oci_config *cfg, const char *path)
   return false;
 }
 
+/* True when the config mounts something at /dev/shm (it exists then). */
+static bool
+mounts_dev_shm (const oci_config *cfg)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      _cleanup_free_ char *clean = NULL;
+      if (cfg->mounts[i].destination == NULL)
+        continue;
+      clean = brig_path_clean (cfg->mounts[i].destination);
+      if (strcmp (clean, "/dev/shm") == 0)
+        return true;
+    }
+  return false;
+}
+
 static int
-setup_links (int devfd, brig_error *err)
+setup_links (int devfd, bool have_shm, brig_error *err)
 {
   static const char *const links[][2] = {
     { "fd", "/proc/self/fd" },
@@ -202,7 +218,7 @@ setup_links (int devfd, brig_error *err)
         return brig_error_errno (err, "symlink /dev/ptmx");
     }
 
-  if (fstatat (devfd, "shm", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+  if (!have_shm && fstatat (devfd, "shm", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
     {
       if (mkdirat (devfd, "shm", 01777) < 0 && errno != EEXIST)
         return brig_error_errno (err, "mkdir /dev/shm");
@@ -235,7 +251,7 @@ brig_devices_setup (int rootfd, int dev, const oci_config *cfg, bool userns, bri
   umask (old);
   if (r < 0)
     return r;
-  return setup_links (devfd, err);
+  return setup_links (devfd, mounts_dev_shm (cfg), err);
 }
 
 static int

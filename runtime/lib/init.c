@@ -250,7 +250,13 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .cgroup_barrier = await_placement, .barrier_arg = s,
                                  .open_source = a->new_userns ? request_mount_source : NULL,
                                  .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir };
+  _cleanup_close_ int rootfd = -1;
   int r;
+
+  /* The rootfs's fd from the mounts serves the pivot and finalize, unless
+   * createContainer hooks run in between (they may mount over the path). */
+  if (!(h && h->create_container_len > 0))
+    ro.rootfd_out = &rootfd;
 
   /* Into its v1 cgroups before anything is forked or charged; the parent
    * places a child that cannot (brig_cgroup_self_open). */
@@ -307,9 +313,11 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       if (r < 0)
         return r;
     }
-  r = rootfs_pivot (cfg, a->rootfs, a->o->no_pivot, pr->stdio_st, &pr->stdio_known, err);
+  r = rootfs_pivot (cfg, a->rootfs, rootfd, a->o->no_pivot, pr->stdio_st, &pr->stdio_known,
+                    err);
   if (r < 0)
     return r;
+  pr->at_root = true;
   if (a->console_fd >= 0)
     {
       /* the terminal replaces stdio */
@@ -338,9 +346,12 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       if (r < 0)
         return r;
     }
-  r = rootfs_finalize (cfg, err);
+  r = rootfs_finalize (cfg, rootfd, err);
   if (r < 0)
     return r;
+  /* Nothing of the mount setup stays open while the init waits for start. */
+  if (rootfd >= 0)
+    close (brig_steal_fd (rootfd));
   r = brig_procattr_apply (cfg, cfg->process, err);
   if (r < 0)
     return r;

@@ -31,18 +31,18 @@ brig_fd_path (int fd, char buf[static 32])
 
 static bool openat2_missing;
 
-int
-brig_path_open_in_root (int rootfd, const char *path, int flags)
+static int
+open_in_root (int rootfd, const char *path, int flags, uint64_t resolve)
 {
   struct open_how how = {
     .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve,
   };
   const char *p = path;
   int fd;
 
   if (openat2_missing)
-    return brig_path_open_in_root_walk (rootfd, path, flags);
+    return resolve ? -ELOOP : brig_path_open_in_root_walk (rootfd, path, flags);
   /* openat2 resolves "/x" from rootfd already; "" would mean rootfd. */
   while (*p == '/')
     p++;
@@ -61,9 +61,24 @@ brig_path_open_in_root (int rootfd, const char *path, int flags)
     {
       /* Linux < 5.6, or a seccomp filter that hides openat2. */
       openat2_missing = true;
-      return brig_path_open_in_root_walk (rootfd, path, flags);
+      return resolve ? -ELOOP : brig_path_open_in_root_walk (rootfd, path, flags);
     }
   return -errno;
+}
+
+int
+brig_path_open_in_root (int rootfd, const char *path, int flags)
+{
+  return open_in_root (rootfd, path, flags, 0);
+}
+
+int
+brig_path_open_in_root_nolinks (int rootfd, const char *path, int flags)
+{
+  for (const char *p = path; (p = strstr (p, "..")) != NULL; p += 2)
+    if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+      return -ELOOP;
+  return open_in_root (rootfd, path, flags, RESOLVE_NO_SYMLINKS);
 }
 
 /* A symlink on procfs other than the few plain ones of its root (self,
@@ -356,7 +371,8 @@ walk_create (int rootfd, const char *todo, enum brig_path_kind kind, char **next
  * root. Returns RESTART when the slow walk must decide (the parent is
  * missing too, or the leaf is a dangling symlink or "." / ".."). */
 static int
-create_leaf (int rootfd, const char *path, enum brig_path_kind kind, brig_error *err)
+create_leaf (int rootfd, const char *path, enum brig_path_kind kind, bool *plain,
+             brig_error *err)
 {
   _cleanup_free_ char *parent = xstrdup (path);
   _cleanup_close_ int dir = -1;
@@ -394,8 +410,12 @@ create_leaf (int rootfd, const char *path, enum brig_path_kind kind, brig_error 
       return brig_error_errno (err, "mkdir %s in the rootfs", path);
     }
   /* Re-resolve what is there now: if it was swapped for a symlink
-     meanwhile, resolution still stays inside the root. */
-  int fd = brig_path_open_in_root (rootfd, path, O_PATH);
+     meanwhile, resolution still stays inside the root. Without a symlink
+     on the way it is the path as written (*plain). */
+  int fd = brig_path_open_in_root_nolinks (rootfd, path, O_PATH);
+  *plain = fd >= 0;
+  if (fd == -ELOOP)
+    fd = brig_path_open_in_root (rootfd, path, O_PATH);
   if (fd < 0)
     return brig_error_set (err, -fd, "open %s in the rootfs", path);
   return fd;
@@ -417,10 +437,19 @@ int
 brig_path_create_absent_in_root (int rootfd, const char *path, enum brig_path_kind kind,
                                  brig_error *err)
 {
+  bool plain;
+  return brig_path_create_absent_in_root_plain (rootfd, path, kind, &plain, err);
+}
+
+int
+brig_path_create_absent_in_root_plain (int rootfd, const char *path,
+                                       enum brig_path_kind kind, bool *plain, brig_error *err)
+{
   _cleanup_free_ char *todo = NULL;
   int fd;
 
-  fd = create_leaf (rootfd, path, kind, err);
+  *plain = false;
+  fd = create_leaf (rootfd, path, kind, plain, err);
   if (fd != RESTART)
     return fd;
   todo = xstrdup (path);

@@ -23,6 +23,10 @@ enum brig_path_kind {
  * followed as if rootfd were "/"; magic links (/proc/self/fd/N) are refused.
  * Returns the fd or -errno. */
 int brig_path_open_in_root (int rootfd, const char *path, int flags);
+/* As brig_path_open_in_root, but -ELOOP for a path with a symlink or a ".."
+ * component anywhere (or without openat2): what it opens is then the path
+ * as written, so callers need not ask the kernel where it landed. */
+int brig_path_open_in_root_nolinks (int rootfd, const char *path, int flags);
 
 /* The same resolution done in userspace, one O_PATH|O_NOFOLLOW component at
  * a time ("..": back to the parent fd, never looked up; symlink text
@@ -43,6 +47,11 @@ int brig_path_create_in_root (int rootfd, const char *path, enum brig_path_kind 
  * missing (brig_path_open_in_root gave -ENOENT): skips that first lookup. */
 int brig_path_create_absent_in_root (int rootfd, const char *path, enum brig_path_kind kind,
                                      brig_error *err);
+/* brig_path_create_absent_in_root that sets *plain when the fd it returns
+ * was reached without a symlink or "..": it is then at path as written. */
+int brig_path_create_absent_in_root_plain (int rootfd, const char *path,
+                                           enum brig_path_kind kind, bool *plain,
+                                           brig_error *err);
 
 /* Clean a container path: collapse "//", "/./", drop a trailing "/", and
  * make it absolute ("" and relative paths are taken from "/"). ".." is kept

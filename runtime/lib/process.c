@@ -611,7 +611,9 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     }
   /* cwd first as root (it may be reachable only with brig's rights), and
    * again as the user if that was refused. */
-  if (chdir (p->cwd && *p->cwd ? p->cwd : "/") == 0)
+  if (pr->at_root && (p->cwd == NULL || strcmp (p->cwd, "/") == 0))
+    chdir_done = true;
+  else if (chdir (p->cwd && *p->cwd ? p->cwd : "/") == 0)
     chdir_done = true;
   else if (errno != EACCES && errno != EPERM)
     return brig_process_chdir (p->cwd, err);
@@ -628,12 +630,14 @@ brig_process_become (struct brig_process *pr, brig_error *err)
         return r;
     }
   /* A cwd reached through an inherited fd (/proc/self/fd/N) lies outside
-   * the root, which the kernel reports as unreachable (CVE-2024-21626). */
-  {
-    char here[4096];
-    if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
-      return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
-  }
+   * the root, which the kernel reports as unreachable (CVE-2024-21626).
+   * "/" resolves from the process's root itself: nothing to ask. */
+  if (p->cwd && *p->cwd && strcmp (p->cwd, "/") != 0)
+    {
+      char here[4096];
+      if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
+        return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
+    }
   pr->envp = brig_process_build_env (p);
   if (pr->listen_fds > 0)
     brig_process_add_listen_env (&pr->envp, pr->listen_fds);

@@ -138,20 +138,16 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
 /* Refuse a destination that resolved to the root itself, and destinations
  * inside /proc (a mount there could hide the masks or redirect /proc/self),
  * except /proc itself for procfs and the files lxcfs emulates, as runc
- * does. */
-int
-rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_src,
-                   brig_error *err)
+ * does. path: where the target lies in the rootfs. */
+static int
+check_dest_path (const char *path, const char *type, int bind_src, brig_error *err)
 {
   static const char *const allowed[] = {
     "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat", "/proc/swaps",
     "/proc/uptime", "/proc/loadavg", "/proc/slabinfo", "/proc/net/dev",
     "/proc/sys/kernel/ns_last_pid",
   };
-  _cleanup_free_ char *path = brig_path_of_fd_in_root (target, c->rootfs);
 
-  if (path == NULL)
-    return brig_error_set (err, EINVAL, "the mount point is outside the rootfs");
   if (strcmp (path, "/") == 0)
     return brig_error_set (err, EINVAL, "the destination resolves to \"/\"");
   if (!brig_path_has_prefix (path, "/proc"))
@@ -169,6 +165,73 @@ rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_
       if (strcmp (path, allowed[i]) == 0)
         return 0;
   return brig_error_set (err, EPERM, "%s is inside /proc and cannot be a mount point", path);
+}
+
+int
+rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_src,
+                   brig_error *err)
+{
+  _cleanup_free_ char *path = brig_path_of_fd_in_root (target, c->rootfs);
+
+  if (path == NULL)
+    return brig_error_set (err, EINVAL, "the mount point is outside the rootfs");
+  return check_dest_path (path, type, bind_src, err);
+}
+
+/* The target of a mount, opened by its (clean) destination. *known is dest
+ * when no symlink or ".." was on the way: the target is then the path as
+ * written and nothing needs to ask the kernel where it landed. */
+static int
+open_dest (struct rootfs_ctx *c, const char *dest, int flags, const char **known)
+{
+  int fd = brig_path_open_in_root_nolinks (c->rootfd, dest, flags);
+
+  *known = fd >= 0 ? dest : NULL;
+  if (fd == -ELOOP)
+    fd = brig_path_open_in_root (c->rootfd, dest, flags);
+  return fd;
+}
+
+/* dest is "/dev/NAME" and /dev is the tmpfs this create mounted: NAME is
+ * made and opened relative to that tmpfs's root, where nothing of the
+ * image lies and no symlink can be (3 calls fewer than resolving and
+ * creating from the rootfs). -ENOENT when this does not apply or NAME is
+ * there already: the caller takes the general way. */
+static int
+create_in_fresh_dev (struct rootfs_ctx *c, const char *dest, bool dir)
+{
+  const char *name = dest + sizeof "/dev/" - 1;
+  int fd;
+
+  if (c->fresh_dev < 0 || strncmp (dest, "/dev/", sizeof "/dev/" - 1) != 0 || *name == '\0'
+      || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    return -ENOENT;
+  if ((dir ? mkdirat (c->fresh_dev, name, 0755) : mknodat (c->fresh_dev, name, S_IFREG | 0644, 0))
+      < 0)
+    return -ENOENT;
+  fd = openat (c->fresh_dev, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+  return fd < 0 ? -ENOENT : fd;
+}
+
+/* Create the missing target of a mount; *known as for open_dest. */
+static int
+create_dest (struct rootfs_ctx *c, const char *dest, enum brig_path_kind kind,
+             const char **known, brig_error *err)
+{
+  bool plain;
+  int fd = brig_path_create_absent_in_root_plain (c->rootfd, dest, kind, &plain, err);
+
+  *known = fd >= 0 && plain ? dest : NULL;
+  return fd;
+}
+
+static int
+check_dest (struct rootfs_ctx *c, int target, const char *known, const char *type,
+            int bind_src, brig_error *err)
+{
+  if (known)
+    return check_dest_path (known, type, bind_src, err);
+  return rootfs_check_dest (c, target, type, bind_src, err);
 }
 
 /* Re-apply the attributes of a bind with a remount, for kernels without
@@ -405,6 +468,7 @@ mount_bind_root (struct rootfs_ctx *c, const oci_mount *m, const struct brig_mou
     return brig_error_errno (err, "reopen the rootfs %s", c->rootfs);
   close (c->rootfd);
   c->rootfd = fd;
+  c->fresh_dev = -1;
   return 0;
 }
 
@@ -414,7 +478,9 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
 {
   _cleanup_free_ char *owned = NULL;
   const char *src = bind_source (c, m->source, &owned);
-  _cleanup_close_ int prepared = -1, srcfd = -1, target = -1, tree = -1, userns = -1;
+  _cleanup_close_ int prepared = -1, srcfd = -1, tree = -1, userns = -1;
+  const char *known = NULL;
+  int target;
   struct stat st;
   int r;
 
@@ -446,11 +512,22 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
   if (strcmp (dest, "/") == 0)
     return mount_bind_root (c, m, o, prepared >= 0 ? prepared : srcfd, prepared >= 0, &st, err);
-  target = brig_path_create_in_root (c->rootfd, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR
-                                     : BRIG_PATH_FILE, err);
+  if (strcmp (dest, "/dev") == 0)
+    c->fresh_dev = -1;
+  target = create_in_fresh_dev (c, dest, S_ISDIR (st.st_mode));
+  if (target >= 0)
+    known = dest;
+  else
+    target = open_dest (c, dest, O_PATH, &known);
+  if (target == -ENOENT)
+    target = create_dest (c, dest, S_ISDIR (st.st_mode) ? BRIG_PATH_DIR : BRIG_PATH_FILE,
+                          &known, err);
+  else if (target < 0)
+    target = brig_error_set (err, -target, "open %s in the rootfs", dest);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
-  if (rootfs_check_dest (c, target, NULL, prepared >= 0 ? prepared : srcfd, err) < 0)
+  brig_fd_batch_add (&c->held, target);
+  if (check_dest (c, target, known, NULL, prepared >= 0 ? prepared : srcfd, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", m->source, m->destination);
 
   if (prepared >= 0)
@@ -489,12 +566,12 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
  * O_PATH fd of the directory, -ENOENT (err untouched) when there is
  * nothing, or -errno with err naming dest. */
 static int
-open_plain_dir (struct rootfs_ctx *c, const char *dest, brig_error *err)
+open_plain_dir (struct rootfs_ctx *c, const char *dest, const char **known, brig_error *err)
 {
   struct stat st;
   /* O_DIRECTORY with O_NOFOLLOW refuses a symlink as well as a file
      (ENOTDIR): one call for the common case, a plain directory. */
-  int fd = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_NOFOLLOW | O_DIRECTORY);
+  int fd = open_dest (c, dest, O_PATH | O_NOFOLLOW | O_DIRECTORY, known);
   bool link = false;
 
   if (fd >= 0 || fd == -ENOENT)
@@ -523,28 +600,36 @@ static int
 mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
                 const struct brig_mount_options *o, brig_error *err)
 {
-  _cleanup_close_ int target = -1;
-  const char *type = m->type;
+  int target;
+  const char *type = m->type, *known = NULL;
   unsigned long flags = o->flags;
-  bool existed;
+  bool existed, made = false;
   int r;
 
+  if (strcmp (dest, "/dev") == 0)
+    c->fresh_dev = -1;
   if (needs_plain_dir (type, dest))
     {
-      target = open_plain_dir (c, dest, err);
+      target = open_plain_dir (c, dest, &known, err);
       if (target < 0 && target != -ENOENT)
         return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
     }
+  else if ((target = create_in_fresh_dev (c, dest, true)) >= 0)
+    {
+      known = dest;
+      made = true;
+    }
   else
-    target = brig_path_open_in_root (c->rootfd, dest, O_PATH);
-  existed = target >= 0;
+    target = open_dest (c, dest, O_PATH, &known);
+  existed = target >= 0 && !made;
   if (target == -ENOENT)
-    target = brig_path_create_absent_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
-  else if (!existed)
+    target = create_dest (c, dest, BRIG_PATH_DIR, &known, err);
+  else if (target < 0)
     target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
   if (target < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
-  if (rootfs_check_dest (c, target, type, -1, err) < 0)
+  brig_fd_batch_add (&c->held, target);
+  if (check_dest (c, target, known, type, -1, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
   /* /dev is filled after the mounts; rootfs_finalize makes it read-only. */
   if (strcmp (dest, "/dev") == 0)
@@ -552,6 +637,14 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
 
   r = rootfs_mount_fs (c, m->source ? m->source : type, dest, target, type, flags, o->data, o,
                        existed, err);
+  if (r == 0 && strcmp (dest, "/dev") == 0 && type && strcmp (type, "tmpfs") == 0
+      && !o->tmpcopyup)
+    {
+      /* An empty tmpfs of ours: /dev/pts, /dev/shm ... go straight in. */
+      int fd = brig_path_open_in_root_nolinks (c->rootfd, dest, O_PATH | O_DIRECTORY);
+      brig_fd_batch_add (&c->held, fd);
+      c->fresh_dev = fd >= 0 ? fd : -1;
+    }
   if (r == -EPERM && type && (strcmp (type, "sysfs") == 0 || strcmp (type, "mqueue") == 0))
     {
       /* sysfs needs the network namespace's owner, mqueue the ipc one: in
@@ -708,7 +801,7 @@ int
 rootfs_prepare (const oci_config *cfg, const char *rootfs,
                 const struct brig_rootfs_opts *opts, brig_error *err)
 {
-  struct rootfs_ctx c = { .cfg = cfg, .opts = opts, .rootfd = -1 };
+  struct rootfs_ctx c = { .cfg = cfg, .opts = opts, .rootfd = -1, .fresh_dev = -1 };
   const char *pname = cfg->linux ? cfg->linux->rootfs_propagation : NULL;
   unsigned long prop = MS_SLAVE | MS_REC;
   int r = 0;
@@ -769,7 +862,10 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
       /* The device nodes follow the same rule as a /dev mount; the
          directory checked is the one the nodes go into (created there
          when the image has none). */
-      _cleanup_close_ int devfd = open_plain_dir (&c, "/dev", err);
+      const char *known;
+      _cleanup_close_ int opened = c.fresh_dev >= 0 ? -1 : open_plain_dir (&c, "/dev", &known,
+                                                                            err);
+      int devfd = c.fresh_dev >= 0 ? c.fresh_dev : opened;
       if (devfd < 0 && devfd != -ENOENT)
         {
           r = brig_error_wrap (err, "set up /dev");
@@ -782,6 +878,9 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   if (opts && opts->console_fd >= 0)
     r = brig_devices_mount_console (c.rootfd, opts->console_fd, err);
 out:
+  brig_fd_batch_close (&c.held);
+  if (r == 0 && opts && opts->rootfd_out)
+    *opts->rootfd_out = brig_steal_fd (c.rootfd);
   if (c.rootfd >= 0)
     close (c.rootfd);
   free (c.rootfs);

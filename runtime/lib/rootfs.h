@@ -40,6 +40,10 @@ struct brig_rootfs_opts {
    * layer's directory, or NULL. */
   const struct brig_ephemeral *ephemeral;
   const char *ephemeral_dir;
+  /* NULL, or where rootfs_prepare leaves its O_PATH fd of the rootfs once
+   * every mount is in place (the caller closes it; rootfs_pivot and
+   * rootfs_finalize take it instead of opening the root again). */
+  int *rootfd_out;
 };
 
 /* Check root, mounts (destinations, options, idmap requirements),
@@ -60,14 +64,15 @@ int rootfs_prepare (const oci_config *cfg, const char *rootfs,
 
 /* Make rootfs the process's root (pivot_root, or MS_MOVE + chroot with
  * no_pivot; plain chroot when cfg has no mount namespace), detach the old
- * root and chdir("/"). stdio_st[fd] gets what fd 0..2 is afterwards, bit fd
+ * root and chdir("/"). rootfd: rootfs_prepare's fd of it (the root
+ * afterwards), or -1 to open rootfs by path. stdio_st[fd] gets what fd 0..2 is afterwards, bit fd
  * of *stdio_known set when it was read (for brig_process_fix_stdio_owner). */
-int rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot,
+int rootfs_pivot (const oci_config *cfg, const char *rootfs, int rootfd, bool no_pivot,
                   struct stat stdio_st[3], unsigned *stdio_known, brig_error *err);
 
 /* After pivot: maskedPaths, readonlyPaths, root.readonly, and the final
- * propagation of "/". */
-int rootfs_finalize (const oci_config *cfg, brig_error *err);
+ * propagation of "/". rootfd (as for rootfs_pivot): the root, or -1. */
+int rootfs_finalize (const oci_config *cfg, int rootfd, brig_error *err);
 
 /* In the parent: open mounts[i].source (relative: to bundle) O_PATH with
  * brig's rights, resolved as the host does but inside the mount namespace

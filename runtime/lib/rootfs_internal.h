@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "mounts.h"
+#include "paths.h"
 #include "rootfs.h"
 
 struct rootfs_ctx {
@@ -15,6 +16,12 @@ struct rootfs_ctx {
   int rootfd;        /* O_PATH fd of the rootfs (after its self-bind) */
   bool cgroupns;     /* the container has (or joins) a cgroup namespace */
   bool netns;        /* ... a network namespace */
+  /* the mount targets opened so far, closed together once the mounts
+   * are done (a few close_range calls instead of a close per mount) */
+  struct brig_fd_batch held;
+  /* the root of the tmpfs this create mounted on /dev while it is still
+   * as made (empty but for what later entries put there), else -1 */
+  int fresh_dev;
 };
 
 /* True when cfg->linux->namespaces lists type. */

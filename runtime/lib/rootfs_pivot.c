@@ -2,6 +2,7 @@
  * done inside it afterwards: readonlyPaths, maskedPaths, a read-only /dev
  * and root, and the final propagation of "/". All of it resolves paths
  * inside the new root and mounts through fds, so it needs no /proc. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -65,35 +66,47 @@ static void
 reopen_dev_null (struct stat stdio_st[3], unsigned *known)
 {
   struct stat null_st;
-  _cleanup_close_ int null = open ("/dev/null", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int null = -1;
+  unsigned host_null = 0;
 
   *known = 0;
+  for (int fd = 0; fd < 3; fd++)
+    if (fstat (fd, &stdio_st[fd]) == 0)
+      {
+        *known |= 1u << fd;
+        if (S_ISCHR (stdio_st[fd].st_mode) && stdio_st[fd].st_rdev == makedev (1, 3))
+          host_null |= 1u << fd;
+      }
+  /* Pipes, files, a terminal (the usual stdio of an engine): nothing to
+   * open. */
+  if (host_null == 0)
+    return;
+  null = open ("/dev/null", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (null < 0 || fstat (null, &null_st) < 0 || !S_ISCHR (null_st.st_mode)
       || null_st.st_rdev != makedev (1, 3))
     return;
   for (int fd = 0; fd < 3; fd++)
     {
       struct stat *st = &stdio_st[fd];
-      if (fstat (fd, st) < 0)
+      if (!(host_null & (1u << fd))
+          || (st->st_dev == null_st.st_dev && st->st_ino == null_st.st_ino))
         continue;
-      if (S_ISCHR (st->st_mode) && st->st_rdev == null_st.st_rdev
-          && (st->st_dev != null_st.st_dev || st->st_ino != null_st.st_ino))
-        {
-          if (dup3 (null, fd, 0) < 0)
-            continue;
-          *st = null_st;
-        }
-      *known |= 1u << fd;
+      if (dup3 (null, fd, 0) == 0)
+        *st = null_st;
+      else
+        *known &= ~(1u << fd);
     }
 }
 
 int
-rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, struct stat stdio_st[3],
-              unsigned *stdio_known, brig_error *err)
+rootfs_pivot (const oci_config *cfg, const char *rootfs, int rootfd, bool no_pivot,
+              struct stat stdio_st[3], unsigned *stdio_known, brig_error *err)
 {
-  _cleanup_close_ int oldroot = -1, newroot = -1;
+  _cleanup_close_ int oldroot = -1, opened = -1;
+  int newroot = rootfd;
 
-  newroot = open (rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (newroot < 0)
+    newroot = opened = open (rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (newroot < 0)
     return brig_error_errno (err, "open the rootfs %s", rootfs);
   if (!rootfs_has_namespace (cfg, "mount"))
@@ -146,6 +159,72 @@ rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, struct s
   return 0;
 }
 
+/* The entries of the container's own procfs, listed once after the pivot
+ * (getdents64 records, in a new pid namespace a few kilobytes): masked and
+ * read-only paths directly under /proc that this kernel lacks are skipped
+ * without a lookup each, and a masked one's type needs no fstat. n == 0:
+ * no listing, every path is looked up. */
+struct proc_listing {
+  char buf[8192] __attribute__ ((aligned (8)));
+  size_t n;
+};
+
+/* True when cfg mounts a procfs on /proc: after the pivot, /proc is then
+ * that procfs (nothing else may be mounted inside it, see rootfs.c). */
+static bool
+mounts_procfs (const oci_config *cfg)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      _cleanup_free_ char *dest = NULL;
+      if (cfg->mounts[i].type == NULL || strcmp (cfg->mounts[i].type, "proc") != 0
+          || cfg->mounts[i].destination == NULL)
+        continue;
+      dest = brig_path_clean (cfg->mounts[i].destination);
+      if (strcmp (dest, "/proc") == 0)
+        return true;
+    }
+  return false;
+}
+
+static void
+proc_list (int rootfd, struct proc_listing *l)
+{
+  _cleanup_close_ int fd = openat (rootfd, "proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  long n;
+
+  l->n = 0;
+  if (fd < 0)
+    return;
+  while ((n = syscall (SYS_getdents64, fd, l->buf + l->n, sizeof l->buf - l->n)) > 0)
+    l->n += (size_t) n;
+  /* Incomplete (an error, or more entries than fit): not used. */
+  if (n < 0)
+    l->n = 0;
+}
+
+/* For "/proc/NAME" (one component) with a listing: 0 when /proc has no
+ * NAME, else its DT_ type. -1: not such a path, or no listing. */
+static int
+proc_entry (const struct proc_listing *l, const char *path)
+{
+  const char *name = path + sizeof "/proc/" - 1;
+
+  if (l == NULL || l->n == 0 || strncmp (path, "/proc/", sizeof "/proc/" - 1) != 0
+      || *name == '\0' || strchr (name, '/') || strcmp (name, ".") == 0
+      || strcmp (name, "..") == 0 || strspn (name, "0123456789") == strlen (name))
+    return -1;
+  /* (A number: a thread can be looked up without being listed.) */
+  for (size_t off = 0; off < l->n;)
+    {
+      const struct dirent64 *de = (const struct dirent64 *) (l->buf + off);
+      if (strcmp (de->d_name, name) == 0)
+        return de->d_type == DT_UNKNOWN ? -1 : de->d_type;
+      off += de->d_reclen;
+    }
+  return 0;
+}
+
 /* Mask path: an empty read-only tmpfs over a directory (one mount(2): the
  * fsopen/fsconfig/fsmount/move_mount way takes six syscalls), the
  * container's /dev/null over anything else (one bind through the
@@ -155,9 +234,10 @@ rootfs_pivot (const oci_config *cfg, const char *rootfs, bool no_pivot, struct s
  * fds, which the caller closes after the last path. */
 static int
 mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds,
-           brig_error *err)
+           const struct proc_listing *proc, brig_error *err)
 {
-  int target = brig_path_open_in_root (rootfd, path, O_PATH);
+  int type = proc_entry (proc, path);
+  int target = type == 0 ? -ENOENT : brig_path_open_in_root (rootfd, path, O_PATH);
   struct stat st;
   int r;
 
@@ -166,7 +246,9 @@ mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds
   if (target < 0)
     return brig_error_set (err, -target, "mask %s", path);
   brig_fd_batch_add (fds, target);
-  if (fstat (target, &st) < 0)
+  if (type == DT_DIR || type == DT_REG)
+    st.st_mode = type == DT_DIR ? S_IFDIR : S_IFREG;
+  else if (fstat (target, &st) < 0)
     return brig_error_errno (err, "mask %s", path);
   if (S_ISDIR (st.st_mode))
     r = brig_mount_onto_fd ("tmpfs", target, "tmpfs", MS_RDONLY, NULL);
@@ -198,9 +280,11 @@ mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds
  * would need as many, since a remount through /proc/self/fd/N reaches the
  * mount under the new bind, not the bind. */
 static int
-readonly_path (int rootfd, const char *path, struct brig_fd_batch *fds, brig_error *err)
+readonly_path (int rootfd, const char *path, struct brig_fd_batch *fds,
+               const struct proc_listing *proc, brig_error *err)
 {
-  int target = brig_path_open_in_root (rootfd, path, O_PATH);
+  int target = proc_entry (proc, path) == 0 ? -ENOENT
+               : brig_path_open_in_root (rootfd, path, O_PATH);
   int tree, r;
 
   if (target == -ENOENT)
@@ -278,9 +362,11 @@ dev_wants_ro (const oci_config *cfg)
 }
 
 int
-rootfs_finalize (const oci_config *cfg, brig_error *err)
+rootfs_finalize (const oci_config *cfg, int root, brig_error *err)
 {
-  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* The fd of the new root from before the pivot is "/" now. */
+  _cleanup_close_ int opened = root >= 0 ? -1 : open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int rootfd = root >= 0 ? root : opened;
   struct brig_fd_batch fds = { .n = 0 };
   int devnull = -1;
   const oci_linux *l = cfg->linux;
@@ -291,10 +377,16 @@ rootfs_finalize (const oci_config *cfg, brig_error *err)
   /* Nothing to do in the runtime's mount namespace (see rootfs_prepare). */
   if (!rootfs_has_namespace (cfg, "mount"))
     return 0;
+  _cleanup_free_ struct proc_listing *proc = NULL;
+  if (l && l->readonly_paths_len + l->masked_paths_len > 0 && mounts_procfs (cfg))
+    {
+      proc = xmalloc0 (sizeof *proc);
+      proc_list (rootfd, proc);
+    }
   for (size_t i = 0; r == 0 && l && i < l->readonly_paths_len; i++)
-    r = readonly_path (rootfd, l->readonly_paths[i], &fds, err);
+    r = readonly_path (rootfd, l->readonly_paths[i], &fds, proc, err);
   for (size_t i = 0; r == 0 && l && i < l->masked_paths_len; i++)
-    r = mask_path (rootfd, l->masked_paths[i], &devnull, &fds, err);
+    r = mask_path (rootfd, l->masked_paths[i], &devnull, &fds, proc, err);
   brig_fd_batch_close (&fds);
   if (r < 0)
     return r;

@@ -183,31 +183,36 @@ exec_from_detached_mount (int src, char **argv)
   return -errno;
 }
 
+int brig_selfexe_readonly;
+
 int
 brig_selfexe_seal (char **argv, brig_error *err)
 {
-  _cleanup_close_ int src = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  _cleanup_close_ int src = -1;
   _cleanup_close_ int mfd = -1;
   struct stat st;
   off_t size;
 
-  if (src < 0)
-    return brig_error_errno (err, "open /proc/self/exe");
   /* A binary on a read-only mount cannot be reopened for writing through
    * /proc/PID/exe: the write needs that same mount, which the container can
    * neither remount nor reach from its own mount namespace. That is our own
    * detached mount after the re-exec below (checked first: the common
    * case), an operator's `mount --bind -o ro` of brig over itself, or a
-   * read-only /usr. Asked of the kernel (statfs of the exe's mount), never
-   * of the environment. */
+   * read-only /usr. Asked of the kernel (statfs of the exe's mount, through
+   * the magic link: one call, no fd), never of the environment. */
   struct statfs sf;
-  if (fstatfs (src, &sf) < 0)
+  if (brig_selfexe_readonly)
+    return 0;
+  if (statfs ("/proc/self/exe", &sf) < 0)
     return brig_error_errno (err, "statfs /proc/self/exe");
   if (sf.f_flags & ST_RDONLY)
     {
       brig_debug ("the runtime binary is on a read-only mount: run it in place");
       return 0;
     }
+  src = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (src < 0)
+    return brig_error_errno (err, "open /proc/self/exe");
   /* Only the kernel can say we already run from a sealed copy, and only
    * of a memfd (shmem, TMPFS_MAGIC): F_GET_SEALS fails on anything else,
    * so a binary elsewhere does not ask. */

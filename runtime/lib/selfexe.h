@@ -22,4 +22,9 @@
  * Returns 0 when already read-only or sealed, else only on failure. */
 int brig_selfexe_seal (char **argv, brig_error *err);
 
+/* Set (to 1) by the binary's entry point (runtime/entry.c) when it found
+ * /proc/self/exe on a read-only mount before glibc started: statfs asked,
+ * brig_selfexe_seal returns 0 without asking again. */
+extern int brig_selfexe_readonly __attribute__ ((visibility ("hidden")));
+
 #endif

@@ -100,29 +100,35 @@ dir_unlinked (int dirfd)
 int
 brig_state_claim (const struct brig_context *ctx, const char *id, int *dirfd, brig_error *err)
 {
-  _cleanup_close_ int rootfd = -1;
-  int fd, r;
+  _cleanup_free_ char *path = NULL;
+  int fd, r, e;
 
   r = brig_state_check_id (id, err);
   if (r < 0)
     return r;
-  r = brig_state_root_open (ctx, true, &rootfd, err);
-  if (r < 0)
-    return r;
-  if (mkdirat (rootfd, id, 0711) < 0)
+  /* By name, as brig_state_remove: no open and close of the root. */
+  path = xasprintf ("%s/%s", ctx->state_root, id);
+  e = mkdir (path, 0711) < 0 ? errno : 0;
+  if (e == ENOENT)
     {
-      if (errno == EEXIST)
-        {
-          _cleanup_free_ char *m = xasprintf ("container \"%s\" already exists", id);
-          return brig_error_set_raw (err, EEXIST, m);
-        }
-      return brig_error_errno (err, "create state directory %s/%s", ctx->state_root, id);
+      _cleanup_close_ int rootfd = -1;
+      r = brig_state_root_open (ctx, true, &rootfd, err);
+      if (r < 0)
+        return r;
+      e = mkdirat (rootfd, id, 0711) < 0 ? errno : 0;
     }
-  fd = openat (rootfd, id, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (e == EEXIST)
+    {
+      _cleanup_free_ char *m = xasprintf ("container \"%s\" already exists", id);
+      return brig_error_set_raw (err, EEXIST, m);
+    }
+  if (e != 0)
+    return brig_error_set (err, e, "create state directory %s", path);
+  fd = open (path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     {
-      r = brig_error_errno (err, "open state directory %s/%s", ctx->state_root, id);
-      unlinkat (rootfd, id, AT_REMOVEDIR);
+      r = brig_error_errno (err, "open state directory %s", path);
+      rmdir (path);
       return r;
     }
   /* Nobody else can hold it yet: the directory is brand new. */
@@ -564,7 +570,7 @@ brig_container_cgroup (const brig_container *c, brig_cgroup **cg, brig_error *er
 }
 
 int
-brig_state_record_write (int dirfd, const char *text, brig_error *err)
+brig_state_record_write (int dirfd, const char *text, int *keep, brig_error *err)
 {
   _cleanup_close_ int fd = openat (dirfd, BRIG_STATE_RECORD,
                                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -574,20 +580,23 @@ brig_state_record_write (int dirfd, const char *text, brig_error *err)
   r = brig_write_all (fd, text, strlen (text));
   if (r < 0)
     return brig_error_set (err, -r, "write %s", BRIG_STATE_RECORD);
+  if (keep)
+    *keep = brig_steal_fd (fd);
   return 0;
 }
 
 int
-brig_state_record_add_init (int dirfd, pid_t pid, unsigned long long start_time,
-                            brig_error *err)
+brig_state_record_add_init (int dirfd, int record_fd, pid_t pid,
+                            unsigned long long start_time, brig_error *err)
 {
   char line[64];
   int n = snprintf (line, sizeof line, "init %d %llu\n", (int) pid, start_time);
-  _cleanup_close_ int fd = openat (dirfd, BRIG_STATE_RECORD, O_WRONLY | O_APPEND | O_CLOEXEC);
+  _cleanup_close_ int fd = record_fd >= 0 ? -1 : openat (dirfd, BRIG_STATE_RECORD,
+                                                          O_WRONLY | O_APPEND | O_CLOEXEC);
   int r;
-  if (fd < 0)
+  if (record_fd < 0 && fd < 0)
     return brig_error_errno (err, "open %s", BRIG_STATE_RECORD);
-  r = brig_write_all (fd, line, (size_t) n);
+  r = brig_write_all (record_fd >= 0 ? record_fd : fd, line, (size_t) n);
   if (r < 0)
     return brig_error_set (err, -r, "write %s", BRIG_STATE_RECORD);
   return 0;
@@ -766,7 +775,9 @@ brig_state_list (const struct brig_context *ctx, char ***ids, brig_error *err)
 int
 brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, brig_error *err)
 {
-  _cleanup_close_ int rootfd = -1;
+  /* By name: the id is checked, the root is the operator's (no open and
+   * close of the root for one unlinkat). */
+  _cleanup_free_ char *path = xasprintf ("%s/%s", ctx->state_root, id);
   _cleanup_closedir_ DIR *d = NULL;
   struct dirent *de;
   int fd;
@@ -775,9 +786,6 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   if ((fd = brig_ephemeral_discard (dirfd)) < 0)
     return brig_error_set (err, -fd, "remove the ephemeral layer %s/%s/" BRIG_EPHEMERAL_DIR,
                            ctx->state_root, id);
-  rootfd = open (ctx->state_root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-  if (rootfd < 0)
-    return brig_error_errno (err, "open state root %s", ctx->state_root);
   /* The usual directory holds only the files every container has: remove
    * them by name and the directory with them. A directory listing costs a
    * 32 KiB buffer (page faults) and six calls more; it only runs when
@@ -785,7 +793,7 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   static const char *const usual[] = { "state.json", "config.json", BRIG_STATE_RECORD };
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (usual); i++)
     unlinkat (dirfd, usual[i], 0);
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) == 0)
+  if (rmdir (path) == 0)
     return 0;
   fd = openat (dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (fd >= 0)
@@ -814,8 +822,8 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
             unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
           }
       }
-  if (unlinkat (rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
-    return brig_error_errno (err, "remove state directory %s/%s", ctx->state_root, id);
+  if (rmdir (path) < 0 && errno != ENOENT)
+    return brig_error_errno (err, "remove state directory %s", path);
   return 0;
 }
 

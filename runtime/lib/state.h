@@ -154,11 +154,14 @@ int brig_state_commit (int dirfd, brig_error *err);
 
 /* The ownership record (ROOT/ID/made, see above). */
 #define BRIG_STATE_RECORD "made"
-/* Write text as the record (one write, before anything it names exists). */
-int brig_state_record_write (int dirfd, const char *text, brig_error *err);
-/* Append the init's pid and start time to the record. */
-int brig_state_record_add_init (int dirfd, pid_t pid, unsigned long long start_time,
-                                brig_error *err);
+/* Write text as the record (one write, before anything it names exists);
+ * keep != NULL: the fd stays open there, for add_init. */
+int brig_state_record_write (int dirfd, const char *text, int *keep, brig_error *err);
+/* Append the init's pid and start time to the record: through record_fd
+ * (as kept by brig_state_record_write, its offset at the end) or, when it
+ * is -1, by opening it in dirfd. */
+int brig_state_record_add_init (int dirfd, int record_fd, pid_t pid,
+                                unsigned long long start_time, brig_error *err);
 
 /* Drop the init's line from the record (brig reset, before a new init's
  * line is appended). */

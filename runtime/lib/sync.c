@@ -116,51 +116,44 @@ brig_sync_msg_clear (struct brig_sync_msg *msg)
 int
 brig_sync_recv (int sock, struct brig_sync_msg *msg)
 {
+  /* One recvmsg per packet, into a buffer for the largest one: .bss,
+   * whose pages exist only once a message touches them (a peek at the size
+   * first would take a second call for every message). */
+  static char buf[SYNC_MAX];
   struct wire_header h;
-  struct iovec iov[2] = { { &h, sizeof h }, { NULL, 0 } };
+  struct iovec iov[2] = { { &h, sizeof h }, { buf, sizeof buf } };
   union {
     char b[CMSG_SPACE (sizeof (int))];
     struct cmsghdr align;
   } u;
-  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 1 };
+  struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b,
+                       .msg_controllen = sizeof u.b };
   ssize_t n;
 
   msg->data = NULL;
   msg->fd = -1;
-  /* Peek at the packet's size first: buffers fit the message, no large
-   * allocation for the many tiny ones. */
   /* ECONNRESET: the peer closed with a message of ours unread (the init
    * failed before it read GO). The error is reported once, ahead of what
    * the peer sent before it closed, which the next call returns. */
   do
-    n = recvmsg (sock, &mh, MSG_PEEK | MSG_TRUNC);
+    n = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
   while (n < 0 && (errno == EINTR || errno == ECONNRESET));
   if (n < 0)
     return -errno;
-  if (n == 0 || (size_t) n < sizeof h)
-    return -EPIPE;
-  msg->len = (size_t) n - sizeof h;
-  msg->data = xmalloc0 (msg->len + 1);
-  iov[1].iov_base = msg->data;
-  iov[1].iov_len = msg->len;
-  mh = (struct msghdr) { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b,
-                         .msg_controllen = sizeof u.b };
-  do
-    n = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n < 0 || (size_t) n < sizeof h)
-    {
-      int e = n < 0 ? errno : EPIPE;
-      free (msg->data);
-      msg->data = NULL;
-      return -e;
-    }
   for (struct cmsghdr *c = CMSG_FIRSTHDR (&mh); c; c = CMSG_NXTHDR (&mh, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
       memcpy (&msg->fd, CMSG_DATA (c), sizeof (int));
+  if (n == 0 || (size_t) n < sizeof h)
+    {
+      if (msg->fd >= 0)
+        close (brig_steal_fd (msg->fd));
+      return -EPIPE;
+    }
+  msg->len = (size_t) n - sizeof h;
+  msg->data = xmalloc0 (msg->len + 1);
+  memcpy (msg->data, buf, msg->len);
   msg->type = h.type;
   msg->code = h.code;
-  msg->len = (size_t) n - sizeof h;
   msg->data[msg->len] = '\0';
   return 0;
 }

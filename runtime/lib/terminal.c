@@ -478,7 +478,7 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
   for (;;)
     {
       struct pollfd pfd[4];
-      struct signalfd_siginfo si;
+      struct signalfd_siginfo si[8];
       int n = 0, idx_in = -1, idx_master = -1, idx_watch = -1, status;
       pid_t w;
 
@@ -521,8 +521,16 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
         }
 
       if (pfd[0].revents & POLLIN)
-        while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
-          handle_signal (p, (int) si.ssi_signo);
+        for (;;)
+          {
+            /* A read returns every queued signal that fits: one that does
+               not fill the buffer has drained the queue. */
+            ssize_t got = read (sfd, si, sizeof si);
+            for (ssize_t i = 0; i < got / (ssize_t) sizeof si[0]; i++)
+              handle_signal (p, (int) si[i].ssi_signo);
+            if (got < (ssize_t) sizeof si)
+              break;
+          }
       if (idx_in >= 0 && pfd[idx_in].revents)
         read_stdin (p);
       if (idx_master >= 0 && (pfd[idx_master].revents & (POLLIN | POLLHUP | POLLERR)))

@@ -197,11 +197,14 @@ brig_mkdir_p (const char *path, mode_t mode)
 char *
 brig_passwd_field (uid_t uid, int field)
 {
+  /* A buffer of ours: stdio would fstat the file to size its own. */
+  char buf[4096];
   _cleanup_fclose_ FILE *f = fopen ("/etc/passwd", "re");
   char line[1024];
 
   if (f == NULL || field < 0 || field > 6)
     return NULL;
+  setvbuf (f, buf, _IOFBF, sizeof buf);
   while (fgets (line, sizeof line, f))
     {
       char *fields[7] = { NULL };

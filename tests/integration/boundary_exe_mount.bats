@@ -179,6 +179,33 @@ with_caps() {
 	rt delete -f mnt
 }
 
+# The re-exec is done by the binary's entry point before glibc starts
+# (runtime/entry.c) when it recognises the global options, else by main:
+# either way exactly once, through the mount, whatever the spelling.
+@test "boundary_exe_mount: every spelling of the global options re-executes exactly once" {
+	requires brig program:strace
+	set_args sleep 100
+	local trace="$BUNDLE/trace" sys=open_tree,mount_setattr,memfd_create,execveat i=0 spelling
+	for spelling in "--root $ROOT" "--root=$ROOT" "--debug --root $ROOT --log $BUNDLE/log" \
+		"--log-format=json --log $BUNDLE/log --root $ROOT" "-root $ROOT" \
+		"--rootless=false --root $ROOT" "--systemd-cgroup=x --root $ROOT" "--root $ROOT --"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086 # the spelling is split on purpose
+		strace -qq -e "trace=$sys" -o "$trace" "$RT_COPY" $spelling run -d "sp$i" </dev/null >/dev/null 2>&1 || true
+		echo "$spelling:" >&2
+		cat "$trace" >&2
+		[ "$(grep -c 'execveat(.*AT_EMPTY_PATH) = 0' "$trace")" -le 1 ]
+		! grep -q memfd_create "$trace" || false
+		case "$spelling" in
+		--systemd-cgroup=x*) # not an option that takes a value: refused, nothing made
+			[ ! -e "$ROOT/sp$i" ] ;;
+		*)	[ "$(grep -c 'execveat(.*AT_EMPTY_PATH) = 0' "$trace")" -eq 1 ]
+			[ "$(grep -c '^mount_setattr(.*MOUNT_ATTR_RDONLY.* = 0' "$trace")" -eq 1 ]
+			rt delete -f "sp$i" ;;
+		esac
+	done
+}
+
 @test "boundary_exe_mount: without CAP_SYS_ADMIN brig falls back to the sealed memfd copy" {
 	requires brig program:strace program:setpriv
 	local trace="$BUNDLE/trace"
