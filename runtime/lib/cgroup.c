@@ -12,6 +12,7 @@
 
 #include "cgroup_internal.h"
 #include "log.h"
+#include "paths.h"
 #include "utils.h"
 
 bool
@@ -473,51 +474,105 @@ brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
   return cg->ops->enter (cg, pid, err);
 }
 
-bool
-brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s)
+/* The `tasks` file of a v1 directory, in buf; false when it does not fit. */
+static bool
+tasks_path (const char *dir, char *buf, size_t size)
 {
+  return (size_t) snprintf (buf, size, "%s/tasks", dir) < size;
+}
+
+/* The v1 directories of cg into s, each with fd -1 (not open yet); false
+ * when the child cannot join by itself. */
+static bool
+self_list (brig_cgroup *cg, struct brig_cgroup_self *s)
+{
+  char tasks[PATH_MAX];
+
   s->n = 0;
   if (cg == NULL || cg->ops != &brig_cgroup_fs_ops || cg->rootless
       || (cg->mode != BRIG_CGROUP_V1 && cg->mode != BRIG_CGROUP_HYBRID))
     return false;
   for (size_t i = 0; i < cg->n_dirs; i++)
     {
-      int fd;
       if (cg->dirs[i].path == cg->unified)
         continue;
-      if (s->n == BRIG_CGROUP_SELF_MAX)
-        goto fail;
+      if (s->n == BRIG_CGROUP_SELF_MAX || !tasks_path (cg->dirs[i].path, tasks, sizeof tasks))
+        return false;
+      s->dir[s->n] = cg->dirs[i].path;
+      s->fd[s->n++] = -1;
+    }
+  return true;
+}
+
+bool
+brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s)
+{
+  if (!self_list (cg, s))
+    {
+      s->n = 0;
+      return false;
+    }
+  for (size_t i = 0; i < s->n; i++)
+    {
       /* tasks and not cgroup.procs: only a thread moving itself ("0" to
        * tasks) skips the global lock */
       /* One open of the file by its full path: the same walk and the same
        * O_NOFOLLOW on "tasks" as a directory fd and an openat from it, two
        * calls (and a close) fewer per hierarchy. */
       char tasks[PATH_MAX];
-      if ((size_t) snprintf (tasks, sizeof tasks, "%s/tasks", cg->dirs[i].path) >= sizeof tasks)
-        goto fail;
-      fd = open (tasks, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0)
-        goto fail;
-      s->dir[s->n] = cg->dirs[i].path;
-      s->fd[s->n++] = fd;
+      tasks_path (s->dir[i], tasks, sizeof tasks);
+      s->fd[i] = open (tasks, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (s->fd[i] < 0)
+        {
+          brig_cgroup_self_close (cg, s);
+          return false;
+        }
     }
   cg->self_join = true;
   return true;
-fail:
-  brig_cgroup_self_close (cg, s);
-  return false;
+}
+
+bool
+brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s)
+{
+  if (!self_list (cg, s))
+    {
+      s->n = 0;
+      return false;
+    }
+  cg->self_join = true;
+  return true;
 }
 
 int
 brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
 {
+  struct brig_fd_batch opened = { .n = 0 };
   int r = 0;
+
   for (size_t i = 0; i < s->n; i++)
     {
-      if (r == 0 && write (s->fd[i], "0", 1) != 1)
+      int fd = s->fd[i];
+      if (r == 0 && fd < 0)
+        {
+          /* brig_cgroup_self_prepare: opened here, with the rights and the
+           * mounts of the parent the child still has (no user namespace,
+           * nothing joined or unshared yet), O_NOFOLLOW as there */
+          char tasks[PATH_MAX];
+          tasks_path (s->dir[i], tasks, sizeof tasks);
+          fd = open (tasks, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+          if (fd < 0)
+            r = brig_error_errno (err, "join cgroup %s (open tasks)", s->dir[i]);
+        }
+      if (r == 0 && write (fd, "0", 1) != 1)
         r = brig_error_errno (err, "join cgroup %s (tasks)", s->dir[i]);
-      close (s->fd[i]);
+      brig_fd_batch_add (&opened, fd);
     }
+  /* Closed at once, before anything of the container runs: one
+   * close_range per run of consecutive numbers rather than a close each.
+   * They are close-on-exec, but an init waiting for `start` would hold
+   * host cgroup files opened with brig's rights meanwhile. */
+  brig_fd_batch_close (&opened);
   s->n = 0;
   return r;
 }
@@ -525,8 +580,10 @@ brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
 void
 brig_cgroup_self_close (brig_cgroup *cg, struct brig_cgroup_self *s)
 {
+  struct brig_fd_batch b = { .n = 0 };
   for (size_t i = 0; i < s->n; i++)
-    close (s->fd[i]);
+    brig_fd_batch_add (&b, s->fd[i]);
+  brig_fd_batch_close (&b);
   s->n = 0;
   if (cg)
     cg->self_join = false;

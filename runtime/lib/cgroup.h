@@ -98,8 +98,8 @@ int brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
  * lock only for reading. docs/cgroups.md "Joining". */
 #define BRIG_CGROUP_SELF_MAX 16
 struct brig_cgroup_self {
-  int fd[BRIG_CGROUP_SELF_MAX];            /* O_WRONLY|O_CLOEXEC `tasks` files */
-  const char *dir[BRIG_CGROUP_SELF_MAX];   /* their directories, for errors */
+  int fd[BRIG_CGROUP_SELF_MAX];            /* O_WRONLY|O_CLOEXEC `tasks` files; -1: the child opens */
+  const char *dir[BRIG_CGROUP_SELF_MAX];   /* their directories (owned by the handle) */
   size_t n;
 };
 
@@ -107,11 +107,18 @@ struct brig_cgroup_self {
  * brig_cgroup_clone_fd return the cgroup2 directory of a hybrid host: true
  * when the child can join by itself (then use brig_cgroup_self_join in
  * it, after a clone into brig_cgroup_clone_fd when that is >= 0); false
- * (nothing open) when brig_cgroup_enter must place it. */
+ * (nothing open) when brig_cgroup_enter must place it. For a child that
+ * cannot open them itself (a new user namespace, another mount namespace). */
 bool brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s);
 
-/* In the child, single-threaded: write "0" to each file, then close them;
- * 0 or -errno with the directory named in err. */
+/* brig_cgroup_self_open without the opens: the child, cloned without a new
+ * user namespace, opens each file itself in brig_cgroup_self_join (the
+ * parent neither opens nor closes anything). */
+bool brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s);
+
+/* In the child, single-threaded: write "0" to each file (opening those
+ * brig_cgroup_self_prepare left), then close them all; 0 or -errno with
+ * the directory named in err. */
 int brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err);
 
 /* Close what brig_cgroup_self_open opened (the parent, or the child once

@@ -111,9 +111,11 @@ make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
 }
 
 int
-brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err)
+brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
+                      const struct brig_cgroup_config *cfg, brig_error *err)
 {
   const struct brig_cgroup_host *host = brig_cgroup_host_get ();
+  bool found = false;
   char **created;
   int r;
 
@@ -137,10 +139,19 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err
           r = 0;
           continue;
         }
+      /* Every level existed: the directory is not brig's. */
+      if (r == 0 && cfg && created[i] == NULL && cg->dirs[i].made)
+        {
+          found = true;
+          r = brig_cgroup_found (cg, i, cfg->shared, err);
+        }
       if (r < 0)
         break;
       i++;
     }
+  /* What was found is written down before anything is done in it. */
+  if (r == 0 && found && cfg->before_make)
+    r = cfg->before_make (cg, cfg->before_make_data, err);
   if (r == 0)
     {
       /* no resources still means the default device rules */
@@ -180,7 +191,7 @@ fs_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *er
 static int
 fs_make (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err)
 {
-  return brig_cgroup_fs_setup (cg, cfg->resources, err);
+  return brig_cgroup_fs_setup (cg, cfg->resources, cfg, err);
 }
 
 /* Wait (bounded) until no process of the container is left in the

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -68,6 +69,10 @@ struct brig_cgroup {
   bool shared;                   /* run.brig.cgroup.shared: others' processes live here */
   struct brig_cgroup_proc *foreign; /* the processes found there at create */
   size_t n_foreign;
+  /* The record says "marked": create made its directories with
+   * BRIG_CGROUP_LEAF_MODE, so a "made" line of a create that never got to
+   * its init line counts only for a directory carrying the mark. */
+  bool marked;
   int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
   bool self_join;                /* brig_cgroup_self_open: clone_fd on hybrid too */
   /* systemd manager state (cgroup_systemd.c). */
@@ -83,6 +88,15 @@ extern const struct brig_cgroup_ops brig_cgroup_disabled_ops;
 #ifdef HAVE_SYSTEMD
 extern const struct brig_cgroup_ops brig_cgroup_systemd_ops;
 #endif
+
+/* The mode of the container's own cgroup directory (the leaf brig makes):
+ * the sticky bit marks it as brig's. The record of a create lists every
+ * directory as made before the first mkdir (no stat per hierarchy: mkdir's
+ * EEXIST tells a found one, and the record is rewritten at once); a create
+ * killed in between leaves "made" lines for directories it may have found,
+ * and delete then removes only those with the mark (cgroup_owner.c). The
+ * bit means nothing else to cgroupfs, and to root nothing at all. */
+#define BRIG_CGROUP_LEAF_MODE (S_ISVTX | 0755)
 
 /* ---- host detection (cgroup_host.c) ---- */
 
@@ -137,11 +151,14 @@ int brig_cgroup_rmdir_tree (const char *dir, brig_error *err);
 
 /* ---- ownership (cgroup_owner.c) ---- */
 
-/* Fill cg->dirs for cg->path and decide, per hierarchy, whether create makes
- * the directory (made) or finds it: a found one must not be frozen, and
- * must hold no process unless cfg->shared (whose processes are then noted
- * as foreign). */
+/* Fill cg->dirs for cg->path and mark every directory as one create makes
+ * (no stat: brig_cgroup_found corrects it when mkdir finds one). */
 int brig_cgroup_plan (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err);
+
+/* mkdir found dirs[i]: brig did not make it. It must not be frozen, and
+ * must hold no process unless shared (whose processes are then noted as
+ * foreign). The caller rewrites the record before anything else. */
+int brig_cgroup_found (brig_cgroup *cg, size_t i, bool shared, brig_error *err);
 
 /* Every live process of the cgroup in any of its hierarchies, without the
  * foreign ones; sorted, malloc'd. */
@@ -172,8 +189,11 @@ void brig_cgroup_skip (brig_cgroup *cg, size_t i);
 /* ---- the cgroupfs manager (cgroup_fs.c); the systemd one builds on it ---- */
 
 /* mkdir cg->path in every hierarchy and apply res (NULL: defaults only),
- * which the caller has validated; on failure removes what it created. */
-int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err);
+ * which the caller has validated; on failure removes what it created.
+ * With cfg (the cgroupfs manager's create) a directory mkdir finds is
+ * checked (brig_cgroup_found) and the record rewritten (cfg->before_make). */
+int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
+                          const struct brig_cgroup_config *cfg, brig_error *err);
 int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
 int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 int brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err);

@@ -114,28 +114,29 @@ brig_cgroup_plan (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_er
   cg->shared = cfg->shared;
   if (cg->dirs == NULL)
     brig_cgroup_fill_dirs (cg, brig_cgroup_host_get ());
+  /* No stat per hierarchy: every directory is recorded as one create
+   * makes, mkdir's EEXIST tells a found one (brig_cgroup_found), and the
+   * record is then rewritten before anything is done there. The mark on
+   * the directories brig makes covers a create killed in between. */
   for (size_t i = 0; i < cg->n_dirs; i++)
-    {
-      struct stat st;
-      int r;
-      if (stat (cg->dirs[i].path, &st) < 0)
-        {
-          /* rootless: a hierarchy it may not see is dropped at make */
-          cg->dirs[i].made = true;
-          continue;
-        }
-      r = check_existing (cg, i, cfg->shared, err);
-      if (r < 0)
-        return r;
-    }
+    cg->dirs[i].made = true;
+  cg->marked = true;
   return 0;
+}
+
+int
+brig_cgroup_found (brig_cgroup *cg, size_t i, bool shared, brig_error *err)
+{
+  cg->dirs[i].made = false;
+  return check_existing (cg, i, shared, err);
 }
 
 char *
 brig_cgroup_record (const brig_cgroup *cg)
 {
-  char *out = xasprintf ("manager %s\npath %s\n%s", brig_cgroup_manager_name (cg),
-                         brig_cgroup_path (cg), cg->shared ? "shared\n" : "");
+  char *out = xasprintf ("manager %s\npath %s\n%s%s", brig_cgroup_manager_name (cg),
+                         brig_cgroup_path (cg), cg->shared ? "shared\n" : "",
+                         cg->marked ? "marked\n" : "");
   for (size_t i = 0; i < cg->n_dirs; i++)
     if (cg->dirs[i].made)
       {
@@ -160,6 +161,28 @@ brig_cgroup_record (const brig_cgroup *cg)
   return out;
 }
 
+/* A record of a create that never wrote its init line (killed, or still
+ * running) lists as made every directory it meant to make, before mkdir
+ * told it which existed. Only those carrying brig's mark are its: the
+ * others are left out of the handle (neither removed nor searched for
+ * processes to kill: another's processes may live there). One stat per
+ * directory, on this path only. */
+static void
+unmarked_not_made (brig_cgroup *cg)
+{
+  for (size_t i = 0; i < cg->n_dirs;)
+    {
+      struct stat st;
+      if (cg->dirs[i].made && stat (cg->dirs[i].path, &st) == 0 && !(st.st_mode & S_ISVTX))
+        {
+          cg->dirs[i].made = false;
+          brig_cgroup_skip (cg, i);
+          continue;
+        }
+      i++;
+    }
+}
+
 /* The value of "KEY value" lines, one at a time. */
 static const char *
 line_value (const char *line, const char *key)
@@ -175,6 +198,7 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
   const char *manager = NULL, *path = NULL, *v;
   char *save = NULL, *line;
   brig_cgroup *cg;
+  bool has_init = false;
   int r;
 
   *out = NULL;
@@ -205,6 +229,10 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
     {
       if (strcmp (line, "shared") == 0)
         cg->shared = true;
+      else if (strcmp (line, "marked") == 0)
+        cg->marked = true;
+      else if (line_value (line, "init"))
+        has_init = true;
       else if ((v = line_value (line, "skip")))
         {
           /* a "made" line after it (update joined it later) takes it back */
@@ -241,6 +269,8 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
             }
         }
     }
+  if (cg->marked && !has_init && cg->ops == &brig_cgroup_fs_ops)
+    unmarked_not_made (cg);
   *out = cg;
   return 0;
 }

@@ -60,25 +60,40 @@ read_small (const char *dir, const char *file, char *buf, size_t size)
   return 0;
 }
 
-/* The cpuset fast path: the parent's cpus and mems, each read once, are
- * written into the new leaf. 1 when done, 0 when the walk must do it (the
- * parent is missing or still empty: another create may have just made it
- * and not filled it yet), or -errno. */
+static int walk (const char *mountpoint, bool cpuset, const char *path, char **created,
+                 brig_error *err);
+
+/* The cpuset leaf: made, then given cpus and mems. A parent with
+ * cgroup.clone_children set (brig sets it on the parents it makes, and a
+ * new cgroup inherits the flag) has the kernel copy both into the child at
+ * mkdir, together: one read of the child's cpus shows it. Otherwise the
+ * parent's values are read once and written down. 1 when done, 0 when the
+ * walk must make it (the parent is missing, or the directory exists), or
+ * -errno (*created set: remove it). */
 static int
-cpuset_leaf (const char *dir, char **created, brig_error *err)
+cpuset_leaf (const char *mountpoint, const char *path, const char *dir, char **created,
+             brig_error *err)
 {
   static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
   _cleanup_free_ char *parent = xstrdup (dir);
   char values[2][4096];
   int r;
 
+  if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) < 0)
+    return 0;
+  *created = xstrdup (dir);
+  if (read_small (dir, files[0], values[0], sizeof values[0]) == 0 && values[0][0] != '\0')
+    return 1;
   *strrchr (parent, '/') = '\0';
   for (size_t i = 0; i < 2; i++)
     if (read_small (parent, files[i], values[i], sizeof values[i]) < 0 || values[i][0] == '\0')
-      return 0;
-  if (mkdir (dir, 0755) < 0)
-    return 0;
-  *created = xstrdup (dir);
+      {
+        /* the parent is still empty (another create may have just made
+         * it and not filled it yet): every level from the top */
+        _cleanup_free_ char *none = NULL;
+        r = walk (mountpoint, true, path, &none, err);
+        return r < 0 ? r : 1;
+      }
   for (size_t i = 0; i < 2; i++)
     if ((r = brig_cgroup_write (dir, files[i], values[i], err)) < 0)
       return r;
@@ -94,18 +109,20 @@ brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, cons
   /* A fresh cpuset has empty cpus and mems, and takes no task until both
    * are set. */
   if (brig_cgroup_list_has (controllers, "cpuset"))
-    return cpuset_leaf (dir, created, err);
-  if (mkdir (dir, 0755) < 0)
+    return cpuset_leaf (mountpoint, path, dir, created, err);
+  if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) < 0)
     return 0;
   *created = brig_steal_ptr (dir);
   return 1;
 }
 
-int
-brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, const char *path,
-                           char **created, brig_error *err)
+/* Make every missing level of path (the last one with the leaf's mode);
+ * cpuset: fill each level's empty cpus and mems from its parent, and set
+ * cgroup.clone_children on the parents brig made, once filled, so that
+ * the next leaf below gets its values from the kernel at mkdir. */
+static int
+walk (const char *mountpoint, bool cpuset, const char *path, char **created, brig_error *err)
 {
-  bool cpuset = brig_cgroup_list_has (controllers, "cpuset");
   _cleanup_free_ char *dir = xstrdup (mountpoint);
   _cleanup_free_ char *copy = xstrdup (path);
   char *save = NULL, *tok;
@@ -114,11 +131,13 @@ brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, cons
   for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
     {
       char *parent = dir;
+      bool last = save == NULL || save[strspn (save, "/")] == '\0', made = false;
       int r;
       dir = xasprintf ("%s/%s", parent, tok);
       /* mkdir's EEXIST says what a stat before it would */
-      if (mkdir (dir, 0755) == 0)
+      if (mkdir (dir, last ? BRIG_CGROUP_LEAF_MODE : 0755) == 0)
         {
+          made = true;
           if (*created == NULL)
             *created = xstrdup (dir);
         }
@@ -130,10 +149,19 @@ brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, cons
         }
       r = cpuset ? cpuset_fill (parent, dir, err) : 0;
       free (parent);
+      if (r == 0 && cpuset && made && !last)
+        r = brig_cgroup_write (dir, "cgroup.clone_children", "1", err);
       if (r < 0)
         return r;
     }
   return 0;
+}
+
+int
+brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, const char *path,
+                           char **created, brig_error *err)
+{
+  return walk (mountpoint, brig_cgroup_list_has (controllers, "cpuset"), path, created, err);
 }
 
 int
