@@ -179,6 +179,21 @@ int brig_cgroup_update_grow (brig_cgroup *cg, const oci_resources *res,
  * with NULL, the cgroup2 one); false when create left it out. */
 bool brig_cgroup_joined (const brig_cgroup *cg, const char *controller);
 
+/* One v1 hierarchy as found in /proc/self/mountinfo. */
+struct brig_cgroup_hier {
+  char *mountpoint;   /* /sys/fs/cgroup/memory */
+  char *controllers;  /* "memory", "cpu,cpuacct" or "name=systemd" */
+  char *root;         /* the mount's root within the hierarchy, usually "/" */
+};
+
+/* The host's visible v1 hierarchies (one per set of controllers), parsed
+ * once per process from /proc/self/mountinfo: a clone of brig (the init)
+ * has them without reading it again. n gets their number. */
+const struct brig_cgroup_hier *brig_cgroup_host_v1 (size_t *n);
+
+/* The host's cgroup2 mountpoint, or NULL (same source). */
+const char *brig_cgroup_host_unified (void);
+
 /* The host's cgroup mode, detected once from /proc/self/mountinfo. */
 enum brig_cgroup_mode brig_cgroup_host_mode (void);
 

@@ -12,12 +12,6 @@
 #include "error.h"
 #include "ocispec.h"
 
-/* One v1 hierarchy as found in /proc/self/mountinfo. */
-struct brig_cgroup_hier {
-  char *mountpoint;   /* /sys/fs/cgroup/memory */
-  char *controllers;  /* "memory", "cpu,cpuacct" or "name=systemd" */
-};
-
 /* The host's cgroup layout. */
 struct brig_cgroup_host {
   enum brig_cgroup_mode mode;
