@@ -489,6 +489,7 @@ self_list (brig_cgroup *cg, struct brig_cgroup_self *s)
   char tasks[PATH_MAX];
 
   s->n = 0;
+  s->close_inherited = false;
   if (cg == NULL || cg->ops != &brig_cgroup_fs_ops || cg->rootless
       || (cg->mode != BRIG_CGROUP_V1 && cg->mode != BRIG_CGROUP_HYBRID))
     return false;
@@ -533,15 +534,19 @@ brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s)
 }
 
 bool
-brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s)
+brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s, bool child_opens)
 {
-  if (!self_list (cg, s))
-    {
-      s->n = 0;
-      return false;
-    }
-  cg->self_join = true;
-  return true;
+  bool ok;
+  if (!child_opens)
+    ok = brig_cgroup_self_open (cg, s);
+  else if ((ok = self_list (cg, s)))
+    cg->self_join = true;
+  else
+    s->n = 0;
+  /* once self_join is set: a hybrid host's cgroup2 directory too */
+  s->close_inherited = true;
+  s->inherited = cg ? brig_cgroup_clone_fd (cg) : -1;
+  return ok;
 }
 
 int
@@ -550,6 +555,11 @@ brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
   struct brig_fd_batch opened = { .n = 0 };
   int r = 0;
 
+  /* the parent's cgroup2 directory (CLONE_INTO_CGROUP): not the
+   * container's to hold, and its number is free for the files below */
+  if (s->close_inherited && s->inherited >= 0)
+    close (s->inherited);
+  s->close_inherited = false;
   for (size_t i = 0; i < s->n; i++)
     {
       int fd = s->fd[i];

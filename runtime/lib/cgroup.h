@@ -62,6 +62,16 @@ char *brig_cgroup_record (const brig_cgroup *cg);
  * only directories both recorded and derived from the path count as made. */
 int brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err);
 
+/* For the delete at the end of `run`: cg, the handle its create made, when
+ * the ownership record in dirfd (BRIG_STATE_RECORD) is still exactly what
+ * create wrote plus its "init PID START" line: one fstatat instead of
+ * reading and parsing it (an update that joined a hierarchy appends a
+ * line). Otherwise the record is loaded as brig_container_cgroup does.
+ * *out is cg (taken over: do not free it) or a new handle; on error cg is
+ * freed. */
+int brig_cgroup_for_delete (brig_cgroup *cg, int dirfd, pid_t init_pid,
+                            unsigned long long init_start, brig_cgroup **out, brig_error *err);
+
 /* True when the handle shares its cgroup with processes brig did not start. */
 bool brig_cgroup_is_shared (const brig_cgroup *cg);
 
@@ -101,6 +111,10 @@ struct brig_cgroup_self {
   int fd[BRIG_CGROUP_SELF_MAX];            /* O_WRONLY|O_CLOEXEC `tasks` files; -1: the child opens */
   const char *dir[BRIG_CGROUP_SELF_MAX];   /* their directories (owned by the handle) */
   size_t n;
+  /* brig_cgroup_self_prepare: the handle's cgroup2 directory fd
+   * (brig_cgroup_clone_fd), which the child inherits and closes first */
+  bool close_inherited;
+  int inherited;
 };
 
 /* Open the `tasks` file of every v1 hierarchy the container is in and let
@@ -111,10 +125,13 @@ struct brig_cgroup_self {
  * cannot open them itself (a new user namespace, another mount namespace). */
 bool brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s);
 
-/* brig_cgroup_self_open without the opens: the child, cloned without a new
- * user namespace, opens each file itself in brig_cgroup_self_join (the
- * parent neither opens nor closes anything). */
-bool brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s);
+/* brig_cgroup_self_open for the container init. With child_opens (the
+ * child is cloned without a new user namespace) nothing is opened here:
+ * the child opens each file itself in brig_cgroup_self_join. Either way
+ * the child closes its copy of the cgroup2 directory fd there, first: a
+ * host directory fd held until execve would let a process exec'd into a
+ * created container walk from /proc/1/fd/N up to the host's root. */
+bool brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s, bool child_opens);
 
 /* In the child, single-threaded: write "0" to each file (opening those
  * brig_cgroup_self_prepare left), then close them all; 0 or -errno with

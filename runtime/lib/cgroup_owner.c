@@ -275,6 +275,32 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
   return 0;
 }
 
+int
+brig_cgroup_for_delete (brig_cgroup *cg, int dirfd, pid_t init_pid,
+                        unsigned long long init_start, brig_cgroup **out, brig_error *err)
+{
+  _cleanup_free_ char *text = brig_cgroup_record (cg);
+  /* the line brig_state_record_add_init appends */
+  int init_len = snprintf (NULL, 0, "init %d %llu\n", (int) init_pid, init_start);
+  struct stat st;
+  int r;
+
+  *out = NULL;
+  if (fstatat (dirfd, BRIG_STATE_RECORD, &st, 0) == 0
+      && (size_t) st.st_size == strlen (text) + (size_t) init_len)
+    {
+      *out = cg;
+      return 0;
+    }
+  brig_cgroup_free (cg);
+  free (text);
+  text = NULL;
+  r = brig_read_file_at (dirfd, BRIG_STATE_RECORD, &text, NULL, err);
+  if (r < 0)
+    return brig_error_wrap (err, "read %s", BRIG_STATE_RECORD);
+  return brig_cgroup_load_record (text, out, err);
+}
+
 bool
 brig_cgroup_is_shared (const brig_cgroup *cg)
 {
