@@ -97,17 +97,31 @@ make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
   const char *mp = cg->dirs[i].mountpoint, *ctl = cg->dirs[i].controllers;
   int r = ctl ? brig_cgroup_v1_mkdir_leaf (mp, ctl, cg->path, created, err) : 0;
 
+  const char *want = cg->mode == BRIG_CGROUP_HYBRID ? hybrid_v2_wants (cg, res) : NULL;
+
   if (r != 0)
     return r < 0 ? r : 0;
   if (ctl)
     return brig_cgroup_v1_mkdir_walk (mp, ctl, cg->path, created, err);
+  if (cg->mode == BRIG_CGROUP_HYBRID && want == NULL)
+    {
+      /* a hybrid host's cgroup2 hierarchy with no controller to enable:
+       * one mkdir when the parent exists, as for v1 */
+      _cleanup_free_ char *dir = xasprintf ("%s%s", mp, cg->path);
+      if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) == 0)
+        {
+          *created = brig_steal_ptr (dir);
+          return 0;
+        }
+      if (errno == EEXIST)
+        return 0;
+    }
   if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
     return brig_cgroup_v2_mkdir_walk (mp, cg->path, true, NULL, created, err);
   if (cg->mode == BRIG_CGROUP_V2)
     /* systemd owns the ancestors and enabled what a delegated unit needs */
     return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, NULL, created, err);
-  return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, hybrid_v2_wants (cg, res), created,
-                                    err);
+  return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, want, created, err);
 }
 
 int
