@@ -134,6 +134,7 @@ brig_cgroup_fill_dirs (brig_cgroup *cg, const struct brig_cgroup_host *h)
         cg->dirs[n].controllers = xstrdup (h->v1[i].controllers);
         cg->dirs[n].mountpoint = xstrdup (h->v1[i].mountpoint);
         cg->dirs[n].path = xasprintf ("%s%s", h->v1[i].mountpoint, cg->path);
+        cg->dirs[n].clone_children = h->v1[i].clone_children;
         n++;
       }
   if ((cg->mode == BRIG_CGROUP_V2 || cg->mode == BRIG_CGROUP_HYBRID) && h->unified)

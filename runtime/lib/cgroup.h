@@ -201,6 +201,8 @@ struct brig_cgroup_hier {
   char *mountpoint;   /* /sys/fs/cgroup/memory */
   char *controllers;  /* "memory", "cpu,cpuacct" or "name=systemd" */
   char *root;         /* the mount's root within the hierarchy, usually "/" */
+  bool clone_children; /* mounted with clone_children: new cpusets get their parent's
+                          cpus and mems from the kernel (the flag is inherited) */
 };
 
 /* The host's visible v1 hierarchies (one per set of controllers), parsed

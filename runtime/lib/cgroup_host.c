@@ -160,6 +160,7 @@ brig_cgroup_parse_mountinfo (const char *text, struct brig_cgroup_host *h)
           h->v1[h->n_v1].mountpoint = xstrdup (l->mountpoint);
           h->v1[h->n_v1].controllers = brig_steal_ptr (ctrls);
           h->v1[h->n_v1].root = xstrdup (l->root);
+          h->v1[h->n_v1].clone_children = brig_cgroup_list_has (l->superopts, "clone_children");
           h->n_v1++;
         }
     }

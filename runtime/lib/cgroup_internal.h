@@ -26,6 +26,7 @@ struct brig_cgroup_dir {
   char *mountpoint;   /* the hierarchy's mountpoint */
   char *path;         /* full path: mountpoint + cgroup path */
   bool made;          /* create made it (delete removes only those) */
+  bool clone_children; /* the v1 mount has the clone_children option */
 };
 
 /* A process found in a shared cgroup at create: never signalled. */
@@ -198,10 +199,12 @@ int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 
 /* The usual case of brig_cgroup_v1_mkdir: one mkdir makes the cgroup
  * because its parent exists (cpuset: and has its cpus and mems, which are
- * copied down). 1 when it did (*created: the new dir), 0 when the caller
- * must take the slow path, or -errno (*created may be set: remove it). */
+ * copied down; by the kernel when the hierarchy is mounted with
+ * clone_children). 1 when it did (*created: the new dir), 0 when the
+ * caller must take the slow path, or -errno (*created may be set: remove
+ * it). */
 int brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
-                               char **created, brig_error *err);
+                               bool clone_children, char **created, brig_error *err);
 /* mkdir the cgroup in one v1 hierarchy (copying cpuset.cpus/mems down). */
 int brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
                           brig_error *err);

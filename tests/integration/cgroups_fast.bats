@@ -6,8 +6,7 @@
 #   sticky bit, so the delete of a create killed between the record and
 #   the mkdirs removes only what it made (the kill is provoked with
 #   strace's syscall fault injection at a chosen mkdir);
-# - a v1 cpuset leaf gets its parent's cpus and mems, from the kernel
-#   (cgroup.clone_children, set on the parents brig makes) or written;
+# - a v1 cpuset leaf gets its parent's cpus and mems;
 # - the init opens its v1 `tasks` files itself and has closed them before
 #   the container's process runs.
 # Modes: cgroup v1 and hybrid hosts (the v1 tests skip on pure v2, where
@@ -162,28 +161,30 @@ strace_kill_at_mkdir() {
 	[ ! -d "$pre" ]
 }
 
-@test "cgroups_fast: a new container's cpuset has its parent's cpus and mems (clone_children parent, and not)" {
+@test "cgroups_fast: a new container's cpuset has its parent's cpus and mems" {
 	requires brig
 	requires_v1
 	update_config '.process.args = ["sleep", "100"]'
-	local base="/sys/fs/cgroup/cpuset/$TEST_CGROUP_PARENT" parent leaf
-	# 1. a parent brig makes: filled, then cgroup.clone_children set
+	local base="/sys/fs/cgroup/cpuset/$TEST_CGROUP_PARENT" parent leaf flag
+	flag="$(cat "$base/cgroup.clone_children")"
+	# 1. a parent brig makes: filled from its own parent, like the leaf
 	parent="$base/$CGROUP_NAME-p"
 	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME-p/c\""
 	create_container c1
 	leaf="$parent/c"
-	[ "$(cat "$parent/cgroup.clone_children")" = 1 ]
 	[ "$(cat "$parent/cpuset.cpus")" = "$(cat "$base/cpuset.cpus")" ]
+	[ "$(cat "$parent/cpuset.mems")" = "$(cat "$base/cpuset.mems")" ]
 	[ "$(cat "$leaf/cpuset.cpus")" = "$(cat "$parent/cpuset.cpus")" ]
 	[ "$(cat "$leaf/cpuset.mems")" = "$(cat "$parent/cpuset.mems")" ]
 	grep -qx "$(brig state c1 | jq -r .pid)" "$leaf/tasks"
+	# brig sets no flag of its own (new cgroups inherit their parent's)
+	[ "$(cat "$parent/cgroup.clone_children")" = "$flag" ]
 	brig delete -f c1
 	[ ! -d "$leaf" ]
-	# 2. a parent of someone else's without clone_children, with a narrower
-	# cpus list where the machine has more than one cpu: written from it
+	# 2. a parent of someone else's with a narrower cpus list: the leaf
+	# gets that list (0: every machine has cpu 0)
 	parent="$base/$CGROUP_NAME-q"
 	mkdir "$parent"
-	echo 0 >"$parent/cgroup.clone_children"
 	cp "$base/cpuset.mems" "$parent/cpuset.mems"
 	echo 0 >"$parent/cpuset.cpus"
 	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME-q/c\""
@@ -192,9 +193,17 @@ strace_kill_at_mkdir() {
 	[ "$(cat "$leaf/cpuset.cpus")" = 0 ]
 	[ "$(cat "$leaf/cpuset.mems")" = "$(cat "$parent/cpuset.mems")" ]
 	grep -qx "$(brig state c2 | jq -r .pid)" "$leaf/tasks"
-	# brig never changes a parent it did not make
-	[ "$(cat "$parent/cgroup.clone_children")" = 0 ]
+	[ "$(cat "$parent/cpuset.cpus")" = 0 ]
 	brig delete -f c2
+	[ ! -d "$leaf" ]
+	# 3. a parent with cgroup.clone_children: the kernel filled the leaf,
+	# and brig's values are the same
+	echo 1 >"$parent/cgroup.clone_children"
+	create_container c3
+	[ "$(cat "$leaf/cpuset.cpus")" = 0 ]
+	[ "$(cat "$leaf/cpuset.mems")" = "$(cat "$parent/cpuset.mems")" ]
+	grep -qx "$(brig state c3 | jq -r .pid)" "$leaf/tasks"
+	brig delete -f c3
 	[ ! -d "$leaf" ]
 	rmdir "$parent" "$base/$CGROUP_NAME-p"
 }
