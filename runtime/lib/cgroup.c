@@ -734,6 +734,9 @@ brig_cgroup_kill_all (brig_cgroup *cg, int sig, brig_error *err)
 
   if (cg->ops == &brig_cgroup_disabled_ops)
     return brig_error_set (err, 0, "kill all: the container has no cgroup (cgroups are disabled)");
+  if (cg->no_kill)
+    return brig_error_set (err, 0, "kill all: the container's create did not finish: the "
+                           "processes in its cgroup are not known to be its own");
   /* Shared with processes brig did not start: only the container's own are
    * signalled, and nothing is frozen (that would stop the others too). */
   if (cg->shared)

@@ -263,13 +263,14 @@ brig_cgroup_fs_is_frozen (brig_cgroup *cg)
 int
 brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
 {
+  bool left_busy = false;
   int ret = 0;
 
   /* A frozen task cannot exit, and SIGKILL waits for the thaw. A shared
    * cgroup is frozen only by its other users (pause refuses it): theirs. */
-  if (!cg->shared && brig_cgroup_fs_is_frozen (cg) == 1)
+  if (!cg->shared && !cg->no_kill && brig_cgroup_fs_is_frozen (cg) == 1)
     brig_cgroup_fs_freeze (cg, false, NULL);
-  if (kill)
+  if (kill && !cg->no_kill)
     {
       brig_cgroup_kill_all (cg, SIGKILL, NULL);
       wait_gone (cg);
@@ -277,12 +278,25 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
   for (size_t i = 0; i < cg->n_dirs; i++)
     {
       brig_error tmp = { 0 };
-      int r;
+      int r = 0;
       /* never a directory brig found rather than made */
       if (!cg->dirs[i].made)
         continue;
-      r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
-      if (r == -EBUSY && kill)
+      /* once one stayed busy past rmdir_tree's wait, one try each */
+      if (left_busy && rmdir (cg->dirs[i].path) < 0 && errno != ENOENT)
+        r = -errno;
+      else if (!left_busy)
+        r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
+      if (r < 0 && cg->no_kill && (r == -EBUSY || r == -ENOTEMPTY))
+        {
+          /* maybe another container's, found by a create killed before
+           * it could say so: left in place */
+          brig_warn ("cgroup %s still holds processes: left in place", cg->dirs[i].path);
+          brig_error_clear (&tmp);
+          left_busy = true;
+          r = 0;
+        }
+      if (r == -EBUSY && kill && !cg->no_kill)
         {
           /* something forked while we were killing: once more */
           brig_error_clear (&tmp);

@@ -68,6 +68,11 @@ struct brig_cgroup {
    * BRIG_CGROUP_LEAF_MODE, so a "made" line of a create that never got to
    * its init line counts only for a directory carrying the mark. */
   bool marked;
+  /* Loaded from such a record without its init line: a marked directory
+   * may be another brig container's found at the same path (create was
+   * killed before it could say so), so no process there is signalled,
+   * and one still busy is left in place. */
+  bool no_kill;
   int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
   bool self_join;                /* brig_cgroup_self_open: clone_fd on hybrid too */
   /* systemd manager state (cgroup_systemd.c). */

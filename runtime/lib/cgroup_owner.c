@@ -163,13 +163,17 @@ brig_cgroup_record (const brig_cgroup *cg)
 
 /* A record of a create that never wrote its init line (killed, or still
  * running) lists as made every directory it meant to make, before mkdir
- * told it which existed. Only those carrying brig's mark are its: the
+ * told it which existed. Only those carrying brig's mark can be its: the
  * others are left out of the handle (neither removed nor searched for
- * processes to kill: another's processes may live there). One stat per
- * directory, on this path only. */
+ * processes to kill: another's processes may live there). A marked one
+ * may still be another brig container's at the same path, so nothing is
+ * killed at all (no_kill): the create's own init, if it was cloned, exits
+ * by itself once its parent is gone. One stat per directory, on this
+ * path only. */
 static void
 unmarked_not_made (brig_cgroup *cg)
 {
+  cg->no_kill = true;
   for (size_t i = 0; i < cg->n_dirs;)
     {
       struct stat st;
@@ -358,7 +362,8 @@ brig_cgroup_busy (brig_cgroup *cg)
 {
   _cleanup_free_ pid_t *p = NULL;
   size_t n = 0;
-  if (cg->n_dirs == 0)
+  /* nothing there is known to be the container's (and nothing is killed) */
+  if (cg->n_dirs == 0 || cg->no_kill)
     return false;
   return brig_cgroup_own_pids (cg, &p, &n, NULL) < 0 || n > 0;
 }

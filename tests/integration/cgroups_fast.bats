@@ -161,6 +161,35 @@ strace_kill_at_mkdir() {
 	[ ! -d "$pre" ]
 }
 
+@test "cgroups_fast: a killed create's record naming another container's marked cgroup: delete -f signals and removes nothing there" {
+	requires brig
+	update_config '.process.args = ["sleep", "100"]'
+	create_container a
+	local pid dirs d
+	pid="$(brig state a | jq -r .pid)"
+	dirs="$(grep '^made ' "$ROOT/a/made" | cut -d' ' -f2)"
+	[ -n "$dirs" ]
+	# What a create of the same cgroupsPath, killed before mkdir's EEXIST
+	# was written down, leaves: every directory claimed, no init line.
+	mkdir -m 0711 "$ROOT/k"
+	{
+		printf 'manager cgroupfs\npath /%s/%s\nmarked\n' "$TEST_CGROUP_PARENT" "$CGROUP_NAME"
+		for d in $dirs; do echo "made $d"; done
+	} >"$ROOT/k/made"
+	brig delete -f k
+	[ ! -e "$ROOT/k" ]
+	# a's process lives on, in every one of its directories
+	kill -0 "$pid"
+	for d in $dirs; do
+		[ -d "$d" ] || { echo "$d removed" >&2; false; }
+	done
+	[ "$(brig state a | jq -r .status)" = created ]
+	brig delete -f a
+	# dead (a zombie until the host's init reaps it) and its cgroups gone
+	[ ! -e "/proc/$pid" ] || [ "$(sed -E 's/^.*\) (.).*$/\1/' "/proc/$pid/stat" 2>/dev/null || echo Z)" = Z ]
+	for d in $dirs; do [ ! -d "$d" ]; done
+}
+
 @test "cgroups_fast: a new container's cpuset has its parent's cpus and mems" {
 	requires brig
 	requires_v1
