@@ -95,10 +95,9 @@ make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
           brig_error *err)
 {
   const char *mp = cg->dirs[i].mountpoint, *ctl = cg->dirs[i].controllers;
+  const char *want = cg->mode == BRIG_CGROUP_HYBRID ? hybrid_v2_wants (cg, res) : NULL;
   int r = ctl ? brig_cgroup_v1_mkdir_leaf (mp, ctl, cg->path, cg->dirs[i].clone_children, created,
                                            err) : 0;
-
-  const char *want = cg->mode == BRIG_CGROUP_HYBRID ? hybrid_v2_wants (cg, res) : NULL;
 
   if (r != 0)
     return r < 0 ? r : 0;

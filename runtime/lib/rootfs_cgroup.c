@@ -111,7 +111,7 @@ mount_v2 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
 static int
 mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_cgroup_hier *h, const char *dest,
                     int destfd, const struct brig_mount_options *o, char **cgroup_cache,
-                    struct brig_fd_batch *fds, brig_error *err)
+                    struct brig_fd_batch *fds, bool *attached, brig_error *err)
 {
   const char *name = strrchr (h->mountpoint, '/') + 1;
   _cleanup_free_ char *sub = xasprintf ("%s/%s", dest, name);
@@ -161,8 +161,13 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_cgroup_hier *h, cons
         }
       else if (tree < 0)
         return brig_error_set (err, -tree, "mount %s to %s: open_tree", src, sub);
-      else if ((r = rootfs_attach_tree_at (tree, destfd, name, &b)) < 0)
+      /* its attributes come with the tmpfs's, in one recursive call once
+       * every hierarchy is in place (mount_v1): nothing runs in the
+       * container before that */
+      else if ((r = brig_move_mount_at (tree, destfd, name)) < 0)
         return brig_error_set (err, -r, "mount %s to %s", src, sub);
+      else
+        *attached = true;
     }
   if (strchr (name, ','))
     {
@@ -187,6 +192,7 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
   _cleanup_close_ int top = -1;
   _cleanup_free_ char *cgroup_cache = NULL;
   struct brig_fd_batch fds = { .n = 0 }; /* the trees, closed together */
+  bool attached = false;
   int r;
 
   memcpy (t.propagation, o->propagation, sizeof (t.propagation));
@@ -199,11 +205,27 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
   for (size_t i = 0; i < n && r >= 0; i++)
     if (brig_path_has_prefix (h[i].mountpoint, "/sys/fs/cgroup")
         && strcmp (h[i].mountpoint, "/sys/fs/cgroup") != 0)
-      r = mount_v1_hierarchy (c, &h[i], dest, top, o, &cgroup_cache, &fds, err);
+      r = mount_v1_hierarchy (c, &h[i], dest, top, o, &cgroup_cache, &fds, &attached, err);
   brig_fd_batch_close (&fds);
   if (r < 0)
     return r;
-  if ((o->flags & MS_RDONLY) && (r = brig_mount_setattr_fd (top, false, MOUNT_ATTR_RDONLY, 0, 0, -1)) < 0)
+  if (attached)
+    {
+      /* the binds of the container's cgroups (no cgroup namespace) and the
+       * tmpfs: one mount_setattr for all, instead of one per bind */
+      uint64_t set = o->attr_set | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC
+                     | ((o->flags & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0);
+      uint64_t implied = brig_mount_implied_clr (o);
+      r = brig_mount_setattr_fd (top, true, set, o->attr_clr | implied, 0, -1);
+      /* a host mount seen from a user namespace keeps its locked flags:
+       * what is only implied stays as it is */
+      if (r == -EPERM && implied)
+        r = brig_mount_setattr_fd (top, true, set, o->attr_clr, 0, -1);
+      if (r < 0)
+        return brig_error_set (err, -r, "set the attributes of %s", dest);
+    }
+  else if ((o->flags & MS_RDONLY)
+           && (r = brig_mount_setattr_fd (top, false, MOUNT_ATTR_RDONLY, 0, 0, -1)) < 0)
     return brig_error_set (err, -r, "remount %s read-only", dest);
   if ((o->rec_attr_set || o->rec_attr_clr)
       && (r = brig_mount_setattr_fd (top, true, o->rec_attr_set, o->rec_attr_clr, 0, -1)) < 0)

@@ -298,3 +298,29 @@ strace_kill_at_mkdir() {
 		[ ! -d "$f" ] || { echo "init holds the directory $(readlink "$f")" >&2; false; }
 	done
 }
+
+@test "cgroups_fast: a cgroup mount without a cgroup namespace binds the container's own cgroups, read-only, nosuid, nodev, noexec" {
+	requires_v1
+	update_config '.linux.namespaces |= map(select(.type != "cgroup"))'
+	update_config '.mounts += [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}]'
+	update_config '.process.args = ["sh", "-c", "grep \" /sys/fs/cgroup\" /proc/self/mountinfo; echo --; cat /sys/fs/cgroup/pids/tasks; echo --; mkdir /sys/fs/cgroup/pids/x 2>&1 || echo refused"]'
+	run brig run c1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local mi n=0 line
+	mi="$(sed -n '1,/^--$/p' <<<"$output" | grep -v '^--$')"
+	# the tmpfs and one bind per v1 hierarchy, each with every attribute
+	while IFS= read -r line; do
+		local opts="${line#* * * * * }"
+		opts="${opts%% *}"
+		for a in ro nosuid nodev noexec; do
+			[[ ",$opts," == *",$a,"* ]] || { echo "missing $a: $line" >&2; false; }
+		done
+		n=$((n + 1))
+	done <<<"$mi"
+	[ "$n" -ge 2 ]
+	# the bind's root is the container's own cgroup
+	grep -q " /$TEST_CGROUP_PARENT/$CGROUP_NAME /sys/fs/cgroup/pids " <<<"$mi"
+	[ "$(sed -n '/^--$/,/^--$/p' <<<"$output" | grep -vc '^--$')" -le 3 ]
+	grep -q refused <<<"$output"
+}
