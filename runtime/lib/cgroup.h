@@ -138,6 +138,12 @@ bool brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s, bool
  * the directory named in err. */
 int brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err);
 
+/* In the child after brig_cgroup_self_join: true when it joined the v1
+ * hierarchy mounted at mountpoint, with *rel its cgroup there (from the
+ * mountpoint, as in the host's mount table): what /proc/self/cgroup would
+ * say, without reading it. */
+bool brig_cgroup_self_joined (const char *mountpoint, const char **rel);
+
 /* Close what brig_cgroup_self_open opened (the parent, or the child once
  * it has joined), and stop brig_cgroup_clone_fd returning a hybrid
  * host's cgroup2 directory. */

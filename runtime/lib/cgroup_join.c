@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
@@ -99,6 +100,23 @@ brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s, bool chil
   return ok;
 }
 
+/* What brig_cgroup_self_join joined, in this process (the child). */
+static const char *joined[BRIG_CGROUP_SELF_MAX];
+static size_t n_joined;
+
+bool
+brig_cgroup_self_joined (const char *mountpoint, const char **rel)
+{
+  size_t l = strlen (mountpoint);
+  for (size_t i = 0; i < n_joined; i++)
+    if (strncmp (joined[i], mountpoint, l) == 0 && joined[i][l] == '/')
+      {
+        *rel = joined[i] + l;
+        return true;
+      }
+  return false;
+}
+
 int
 brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
 {
@@ -126,6 +144,8 @@ brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
         }
       if (r == 0 && write (fd, "0", 1) != 1)
         r = brig_error_errno (err, "join cgroup %s (tasks)", s->dir[i]);
+      if (r == 0)
+        joined[n_joined++] = s->dir[i];
       brig_fd_batch_add (&opened, fd);
     }
   /* Closed at once, before anything of the container runs: one

@@ -131,17 +131,23 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_cgroup_hier *h, cons
     }
   else
     {
-      _cleanup_free_ char *own = own_cgroup (controllers, cgroup_cache, err);
+      _cleanup_free_ char *own = NULL;
       _cleanup_free_ char *src = NULL;
       int tree;
       struct brig_mount_options b = *o;
       const char *rel;
 
-      if (own == NULL)
-        return -ENOENT;
-      rel = own;
-      if (strcmp (h->root, "/") != 0 && brig_path_has_prefix (own, h->root))
-        rel = own + strlen (h->root);
+      /* The init joined it itself (docs/cgroups.md "Joining"): its cgroup
+       * there is known without reading /proc/self/cgroup. */
+      if (!brig_cgroup_self_joined (h->mountpoint, &rel))
+        {
+          own = own_cgroup (controllers, cgroup_cache, err);
+          if (own == NULL)
+            return -ENOENT;
+          rel = own;
+          if (strcmp (h->root, "/") != 0 && brig_path_has_prefix (own, h->root))
+            rel = own + strlen (h->root);
+        }
       src = xasprintf ("%s%s", h->mountpoint, strcmp (rel, "/") == 0 ? "" : rel);
       b.attr_set |= MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
       b.rec_attr_set = b.rec_attr_clr = 0;
