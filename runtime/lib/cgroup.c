@@ -133,6 +133,7 @@ brig_cgroup_fill_dirs (brig_cgroup *cg, const struct brig_cgroup_host *h)
         cg->dirs[n].controllers = xstrdup (h->v1[i].controllers);
         cg->dirs[n].mountpoint = xstrdup (h->v1[i].mountpoint);
         cg->dirs[n].path = xasprintf ("%s%s", h->v1[i].mountpoint, cg->path);
+        cg->dirs[n].clone_children = h->v1[i].clone_children;
         n++;
       }
   if ((cg->mode == BRIG_CGROUP_V2 || cg->mode == BRIG_CGROUP_HYBRID) && h->unified)
@@ -456,80 +457,9 @@ brig_cgroup_load (const char *manager, const char *path, brig_cgroup **out, brig
 }
 
 int
-brig_cgroup_clone_fd (brig_cgroup *cg)
-{
-  if (cg == NULL || cg->ops != &brig_cgroup_fs_ops || cg->unified == NULL
-      || (cg->mode != BRIG_CGROUP_V2 && !(cg->mode == BRIG_CGROUP_HYBRID && cg->self_join)))
-    return -1;
-  /* O_RDONLY rather than O_PATH: kernels before 6.x take no O_PATH fd here */
-  if (cg->clone_fd < 0)
-    cg->clone_fd = open (cg->unified, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return cg->clone_fd;
-}
-
-int
 brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
 {
   return cg->ops->enter (cg, pid, err);
-}
-
-bool
-brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s)
-{
-  s->n = 0;
-  if (cg == NULL || cg->ops != &brig_cgroup_fs_ops || cg->rootless
-      || (cg->mode != BRIG_CGROUP_V1 && cg->mode != BRIG_CGROUP_HYBRID))
-    return false;
-  for (size_t i = 0; i < cg->n_dirs; i++)
-    {
-      int fd;
-      if (cg->dirs[i].path == cg->unified)
-        continue;
-      if (s->n == BRIG_CGROUP_SELF_MAX)
-        goto fail;
-      /* tasks and not cgroup.procs: only a thread moving itself ("0" to
-       * tasks) skips the global lock */
-      /* One open of the file by its full path: the same walk and the same
-       * O_NOFOLLOW on "tasks" as a directory fd and an openat from it, two
-       * calls (and a close) fewer per hierarchy. */
-      char tasks[PATH_MAX];
-      if ((size_t) snprintf (tasks, sizeof tasks, "%s/tasks", cg->dirs[i].path) >= sizeof tasks)
-        goto fail;
-      fd = open (tasks, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0)
-        goto fail;
-      s->dir[s->n] = cg->dirs[i].path;
-      s->fd[s->n++] = fd;
-    }
-  cg->self_join = true;
-  return true;
-fail:
-  brig_cgroup_self_close (cg, s);
-  return false;
-}
-
-int
-brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err)
-{
-  int r = 0;
-  for (size_t i = 0; i < s->n; i++)
-    {
-      if (r == 0 && write (s->fd[i], "0", 1) != 1)
-        r = brig_error_errno (err, "join cgroup %s (tasks)", s->dir[i]);
-      close (s->fd[i]);
-    }
-  s->n = 0;
-  return r;
-}
-
-void
-brig_cgroup_self_close (brig_cgroup *cg, struct brig_cgroup_self *s)
-{
-  for (size_t i = 0; i < s->n; i++)
-    close (s->fd[i]);
-  s->n = 0;
-  if (cg)
-    cg->self_join = false;
 }
 
 const char *
@@ -666,6 +596,9 @@ brig_cgroup_kill_all (brig_cgroup *cg, int sig, brig_error *err)
 
   if (cg->ops == &brig_cgroup_disabled_ops)
     return brig_error_set (err, 0, "kill all: the container has no cgroup (cgroups are disabled)");
+  if (cg->no_kill)
+    return brig_error_set (err, 0, "kill all: the container's create did not finish: the "
+                           "processes in its cgroup are not known to be its own");
   /* Shared with processes brig did not start: only the container's own are
    * signalled, and nothing is frozen (that would stop the others too). */
   if (cg->shared)

@@ -62,6 +62,16 @@ char *brig_cgroup_record (const brig_cgroup *cg);
  * only directories both recorded and derived from the path count as made. */
 int brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err);
 
+/* For the delete at the end of `run`: cg, the handle its create made, when
+ * the ownership record in dirfd (BRIG_STATE_RECORD) is still exactly what
+ * create wrote plus its "init PID START" line: one fstatat instead of
+ * reading and parsing it (an update that joined a hierarchy appends a
+ * line). Otherwise the record is loaded as brig_container_cgroup does.
+ * *out is cg (taken over: do not free it) or a new handle; on error cg is
+ * freed. */
+int brig_cgroup_for_delete (brig_cgroup *cg, int dirfd, pid_t init_pid,
+                            unsigned long long init_start, brig_cgroup **out, brig_error *err);
+
 /* True when the handle shares its cgroup with processes brig did not start. */
 bool brig_cgroup_is_shared (const brig_cgroup *cg);
 
@@ -98,21 +108,41 @@ int brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
  * lock only for reading. docs/cgroups.md "Joining". */
 #define BRIG_CGROUP_SELF_MAX 16
 struct brig_cgroup_self {
-  int fd[BRIG_CGROUP_SELF_MAX];            /* O_WRONLY|O_CLOEXEC `tasks` files */
-  const char *dir[BRIG_CGROUP_SELF_MAX];   /* their directories, for errors */
+  int fd[BRIG_CGROUP_SELF_MAX];            /* O_WRONLY|O_CLOEXEC `tasks` files; -1: the child opens */
+  const char *dir[BRIG_CGROUP_SELF_MAX];   /* their directories (owned by the handle) */
   size_t n;
+  /* brig_cgroup_self_prepare: the handle's cgroup2 directory fd
+   * (brig_cgroup_clone_fd), which the child inherits and closes first */
+  bool close_inherited;
+  int inherited;
 };
 
 /* Open the `tasks` file of every v1 hierarchy the container is in and let
  * brig_cgroup_clone_fd return the cgroup2 directory of a hybrid host: true
  * when the child can join by itself (then use brig_cgroup_self_join in
  * it, after a clone into brig_cgroup_clone_fd when that is >= 0); false
- * (nothing open) when brig_cgroup_enter must place it. */
+ * (nothing open) when brig_cgroup_enter must place it. For a child that
+ * cannot open them itself (a new user namespace, another mount namespace). */
 bool brig_cgroup_self_open (brig_cgroup *cg, struct brig_cgroup_self *s);
 
-/* In the child, single-threaded: write "0" to each file, then close them;
- * 0 or -errno with the directory named in err. */
+/* brig_cgroup_self_open for the container init. With child_opens (the
+ * child is cloned without a new user namespace) nothing is opened here:
+ * the child opens each file itself in brig_cgroup_self_join. Either way
+ * the child closes its copy of the cgroup2 directory fd there, first: a
+ * host directory fd held until execve would let a process exec'd into a
+ * created container walk from /proc/1/fd/N up to the host's root. */
+bool brig_cgroup_self_prepare (brig_cgroup *cg, struct brig_cgroup_self *s, bool child_opens);
+
+/* In the child, single-threaded: write "0" to each file (opening those
+ * brig_cgroup_self_prepare left), then close them all; 0 or -errno with
+ * the directory named in err. */
 int brig_cgroup_self_join (struct brig_cgroup_self *s, brig_error *err);
+
+/* In the child after brig_cgroup_self_join: true when it joined the v1
+ * hierarchy mounted at mountpoint, with *rel its cgroup there (from the
+ * mountpoint, as in the host's mount table): what /proc/self/cgroup would
+ * say, without reading it. */
+bool brig_cgroup_self_joined (const char *mountpoint, const char **rel);
 
 /* Close what brig_cgroup_self_open opened (the parent, or the child once
  * it has joined), and stop brig_cgroup_clone_fd returning a hybrid
@@ -171,6 +201,23 @@ int brig_cgroup_update_grow (brig_cgroup *cg, const oci_resources *res,
 /* True when the container is in the hierarchy with this v1 controller (or,
  * with NULL, the cgroup2 one); false when create left it out. */
 bool brig_cgroup_joined (const brig_cgroup *cg, const char *controller);
+
+/* One v1 hierarchy as found in /proc/self/mountinfo. */
+struct brig_cgroup_hier {
+  char *mountpoint;   /* /sys/fs/cgroup/memory */
+  char *controllers;  /* "memory", "cpu,cpuacct" or "name=systemd" */
+  char *root;         /* the mount's root within the hierarchy, usually "/" */
+  bool clone_children; /* mounted with clone_children: new cpusets get their parent's
+                          cpus and mems from the kernel (the flag is inherited) */
+};
+
+/* The host's visible v1 hierarchies (one per set of controllers), parsed
+ * once per process from /proc/self/mountinfo: a clone of brig (the init)
+ * has them without reading it again. n gets their number. */
+const struct brig_cgroup_hier *brig_cgroup_host_v1 (size_t *n);
+
+/* The host's cgroup2 mountpoint, or NULL (same source). */
+const char *brig_cgroup_host_unified (void);
 
 /* The host's cgroup mode, detected once from /proc/self/mountinfo. */
 enum brig_cgroup_mode brig_cgroup_host_mode (void);

@@ -95,25 +95,41 @@ make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
           brig_error *err)
 {
   const char *mp = cg->dirs[i].mountpoint, *ctl = cg->dirs[i].controllers;
-  int r = ctl ? brig_cgroup_v1_mkdir_leaf (mp, ctl, cg->path, created, err) : 0;
+  const char *want = cg->mode == BRIG_CGROUP_HYBRID ? hybrid_v2_wants (cg, res) : NULL;
+  int r = ctl ? brig_cgroup_v1_mkdir_leaf (mp, ctl, cg->path, cg->dirs[i].clone_children, created,
+                                           err) : 0;
 
   if (r != 0)
     return r < 0 ? r : 0;
   if (ctl)
     return brig_cgroup_v1_mkdir_walk (mp, ctl, cg->path, created, err);
+  if (cg->mode == BRIG_CGROUP_HYBRID && want == NULL)
+    {
+      /* a hybrid host's cgroup2 hierarchy with no controller to enable:
+       * one mkdir when the parent exists, as for v1 */
+      _cleanup_free_ char *dir = xasprintf ("%s%s", mp, cg->path);
+      if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) == 0)
+        {
+          *created = brig_steal_ptr (dir);
+          return 0;
+        }
+      if (errno == EEXIST)
+        return 0;
+    }
   if (cg->mode == BRIG_CGROUP_V2 && cg->unit == NULL)
     return brig_cgroup_v2_mkdir_walk (mp, cg->path, true, NULL, created, err);
   if (cg->mode == BRIG_CGROUP_V2)
     /* systemd owns the ancestors and enabled what a delegated unit needs */
     return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, NULL, created, err);
-  return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, hybrid_v2_wants (cg, res), created,
-                                    err);
+  return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, want, created, err);
 }
 
 int
-brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err)
+brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
+                      const struct brig_cgroup_config *cfg, brig_error *err)
 {
   const struct brig_cgroup_host *host = brig_cgroup_host_get ();
+  bool found = false;
   char **created;
   int r;
 
@@ -137,10 +153,19 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err
           r = 0;
           continue;
         }
+      /* Every level existed: the directory is not brig's. */
+      if (r == 0 && cfg && created[i] == NULL && cg->dirs[i].made)
+        {
+          found = true;
+          r = brig_cgroup_found (cg, i, cfg->shared, err);
+        }
       if (r < 0)
         break;
       i++;
     }
+  /* What was found is written down before anything is done in it. */
+  if (r == 0 && found && cfg->before_make)
+    r = cfg->before_make (cg, cfg->before_make_data, err);
   if (r == 0)
     {
       /* no resources still means the default device rules */
@@ -180,7 +205,7 @@ fs_create (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *er
 static int
 fs_make (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err)
 {
-  return brig_cgroup_fs_setup (cg, cfg->resources, err);
+  return brig_cgroup_fs_setup (cg, cfg->resources, cfg, err);
 }
 
 /* Wait (bounded) until no process of the container is left in the
@@ -237,13 +262,14 @@ brig_cgroup_fs_is_frozen (brig_cgroup *cg)
 int
 brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
 {
+  bool left_busy = false;
   int ret = 0;
 
   /* A frozen task cannot exit, and SIGKILL waits for the thaw. A shared
    * cgroup is frozen only by its other users (pause refuses it): theirs. */
-  if (!cg->shared && brig_cgroup_fs_is_frozen (cg) == 1)
+  if (!cg->shared && !cg->no_kill && brig_cgroup_fs_is_frozen (cg) == 1)
     brig_cgroup_fs_freeze (cg, false, NULL);
-  if (kill)
+  if (kill && !cg->no_kill)
     {
       brig_cgroup_kill_all (cg, SIGKILL, NULL);
       wait_gone (cg);
@@ -251,12 +277,25 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
   for (size_t i = 0; i < cg->n_dirs; i++)
     {
       brig_error tmp = { 0 };
-      int r;
+      int r = 0;
       /* never a directory brig found rather than made */
       if (!cg->dirs[i].made)
         continue;
-      r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
-      if (r == -EBUSY && kill)
+      /* once one stayed busy past rmdir_tree's wait, one try each */
+      if (left_busy && rmdir (cg->dirs[i].path) < 0 && errno != ENOENT)
+        r = -errno;
+      else if (!left_busy)
+        r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
+      if (r < 0 && cg->no_kill && (r == -EBUSY || r == -ENOTEMPTY))
+        {
+          /* maybe another container's, found by a create killed before
+           * it could say so: left in place */
+          brig_warn ("cgroup %s still holds processes: left in place", cg->dirs[i].path);
+          brig_error_clear (&tmp);
+          left_busy = true;
+          r = 0;
+        }
+      if (r == -EBUSY && kill && !cg->no_kill)
         {
           /* something forked while we were killing: once more */
           brig_error_clear (&tmp);

@@ -49,6 +49,7 @@ brig_cgroup_host_clear (struct brig_cgroup_host *h)
     {
       free (h->v1[i].mountpoint);
       free (h->v1[i].controllers);
+      free (h->v1[i].root);
     }
   free (h->v1);
   free (h->unified);
@@ -58,6 +59,7 @@ brig_cgroup_host_clear (struct brig_cgroup_host *h)
 /* One mountinfo line, split in place. */
 struct mi_line {
   char *mountpoint;   /* unescaped, owned */
+  char *root;         /* unescaped, owned */
   const char *fstype, *superopts;
 };
 
@@ -88,6 +90,7 @@ split_line (char *line, struct mi_line *out)
   out->superopts = strchr (rest, ' ');
   out->superopts = out->superopts ? out->superopts + 1 : rest;
   out->mountpoint = brig_mountinfo_unescape (fields[4]);
+  out->root = brig_mountinfo_unescape (fields[3]);
   return true;
 }
 
@@ -156,11 +159,16 @@ brig_cgroup_parse_mountinfo (const char *text, struct brig_cgroup_host *h)
           h->v1 = xrealloc (h->v1, (h->n_v1 + 1) * sizeof *h->v1);
           h->v1[h->n_v1].mountpoint = xstrdup (l->mountpoint);
           h->v1[h->n_v1].controllers = brig_steal_ptr (ctrls);
+          h->v1[h->n_v1].root = xstrdup (l->root);
+          h->v1[h->n_v1].clone_children = brig_cgroup_list_has (l->superopts, "clone_children");
           h->n_v1++;
         }
     }
   for (size_t i = 0; i < n_lines; i++)
-    free (lines[i].mountpoint);
+    {
+      free (lines[i].mountpoint);
+      free (lines[i].root);
+    }
 
   /* Without a visible cgroup2 mount a host with v1 controllers is plain v1. */
   if (v1_controllers)
@@ -186,6 +194,20 @@ brig_cgroup_host_get (void)
       brig_debug ("cgroup: host mode %s", brig_cgroup_mode_name (host.mode));
     }
   return &host;
+}
+
+const struct brig_cgroup_hier *
+brig_cgroup_host_v1 (size_t *n)
+{
+  const struct brig_cgroup_host *h = brig_cgroup_host_get ();
+  *n = h->n_v1;
+  return h->v1;
+}
+
+const char *
+brig_cgroup_host_unified (void)
+{
+  return brig_cgroup_host_get ()->unified;
 }
 
 enum brig_cgroup_mode

@@ -5,17 +5,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
 #include "error.h"
 #include "ocispec.h"
-
-/* One v1 hierarchy as found in /proc/self/mountinfo. */
-struct brig_cgroup_hier {
-  char *mountpoint;   /* /sys/fs/cgroup/memory */
-  char *controllers;  /* "memory", "cpu,cpuacct" or "name=systemd" */
-};
 
 /* The host's cgroup layout. */
 struct brig_cgroup_host {
@@ -31,6 +26,7 @@ struct brig_cgroup_dir {
   char *mountpoint;   /* the hierarchy's mountpoint */
   char *path;         /* full path: mountpoint + cgroup path */
   bool made;          /* create made it (delete removes only those) */
+  bool clone_children; /* the v1 mount has the clone_children option */
 };
 
 /* A process found in a shared cgroup at create: never signalled. */
@@ -68,6 +64,15 @@ struct brig_cgroup {
   bool shared;                   /* run.brig.cgroup.shared: others' processes live here */
   struct brig_cgroup_proc *foreign; /* the processes found there at create */
   size_t n_foreign;
+  /* The record says "marked": create made its directories with
+   * BRIG_CGROUP_LEAF_MODE, so a "made" line of a create that never got to
+   * its init line counts only for a directory carrying the mark. */
+  bool marked;
+  /* Loaded from such a record without its init line: a marked directory
+   * may be another brig container's found at the same path (create was
+   * killed before it could say so), so no process there is signalled,
+   * and one still busy is left in place. */
+  bool no_kill;
   int clone_fd;                  /* brig_cgroup_clone_fd, or -1 */
   bool self_join;                /* brig_cgroup_self_open: clone_fd on hybrid too */
   /* systemd manager state (cgroup_systemd.c). */
@@ -83,6 +88,15 @@ extern const struct brig_cgroup_ops brig_cgroup_disabled_ops;
 #ifdef HAVE_SYSTEMD
 extern const struct brig_cgroup_ops brig_cgroup_systemd_ops;
 #endif
+
+/* The mode of the container's own cgroup directory (the leaf brig makes):
+ * the sticky bit marks it as brig's. The record of a create lists every
+ * directory as made before the first mkdir (no stat per hierarchy: mkdir's
+ * EEXIST tells a found one, and the record is rewritten at once); a create
+ * killed in between leaves "made" lines for directories it may have found,
+ * and delete then removes only those with the mark (cgroup_owner.c). The
+ * bit means nothing else to cgroupfs, and to root nothing at all. */
+#define BRIG_CGROUP_LEAF_MODE (S_ISVTX | 0755)
 
 /* ---- host detection (cgroup_host.c) ---- */
 
@@ -137,11 +151,14 @@ int brig_cgroup_rmdir_tree (const char *dir, brig_error *err);
 
 /* ---- ownership (cgroup_owner.c) ---- */
 
-/* Fill cg->dirs for cg->path and decide, per hierarchy, whether create makes
- * the directory (made) or finds it: a found one must not be frozen, and
- * must hold no process unless cfg->shared (whose processes are then noted
- * as foreign). */
+/* Fill cg->dirs for cg->path and mark every directory as one create makes
+ * (no stat: brig_cgroup_found corrects it when mkdir finds one). */
 int brig_cgroup_plan (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_error *err);
+
+/* mkdir found dirs[i]: brig did not make it. It must not be frozen, and
+ * must hold no process unless shared (whose processes are then noted as
+ * foreign). The caller rewrites the record before anything else. */
+int brig_cgroup_found (brig_cgroup *cg, size_t i, bool shared, brig_error *err);
 
 /* Every live process of the cgroup in any of its hierarchies, without the
  * foreign ones; sorted, malloc'd. */
@@ -172,8 +189,11 @@ void brig_cgroup_skip (brig_cgroup *cg, size_t i);
 /* ---- the cgroupfs manager (cgroup_fs.c); the systemd one builds on it ---- */
 
 /* mkdir cg->path in every hierarchy and apply res (NULL: defaults only),
- * which the caller has validated; on failure removes what it created. */
-int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res, brig_error *err);
+ * which the caller has validated; on failure removes what it created.
+ * With cfg (the cgroupfs manager's create) a directory mkdir finds is
+ * checked (brig_cgroup_found) and the record rewritten (cfg->before_make). */
+int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
+                          const struct brig_cgroup_config *cfg, brig_error *err);
 int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
 int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 int brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err);
@@ -184,10 +204,12 @@ int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 
 /* The usual case of brig_cgroup_v1_mkdir: one mkdir makes the cgroup
  * because its parent exists (cpuset: and has its cpus and mems, which are
- * copied down). 1 when it did (*created: the new dir), 0 when the caller
- * must take the slow path, or -errno (*created may be set: remove it). */
+ * copied down; by the kernel when the hierarchy is mounted with
+ * clone_children). 1 when it did (*created: the new dir), 0 when the
+ * caller must take the slow path, or -errno (*created may be set: remove
+ * it). */
 int brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
-                               char **created, brig_error *err);
+                               bool clone_children, char **created, brig_error *err);
 /* mkdir the cgroup in one v1 hierarchy (copying cpuset.cpus/mems down). */
 int brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const char *path,
                           brig_error *err);

@@ -114,28 +114,29 @@ brig_cgroup_plan (brig_cgroup *cg, const struct brig_cgroup_config *cfg, brig_er
   cg->shared = cfg->shared;
   if (cg->dirs == NULL)
     brig_cgroup_fill_dirs (cg, brig_cgroup_host_get ());
+  /* No stat per hierarchy: every directory is recorded as one create
+   * makes, mkdir's EEXIST tells a found one (brig_cgroup_found), and the
+   * record is then rewritten before anything is done there. The mark on
+   * the directories brig makes covers a create killed in between. */
   for (size_t i = 0; i < cg->n_dirs; i++)
-    {
-      struct stat st;
-      int r;
-      if (stat (cg->dirs[i].path, &st) < 0)
-        {
-          /* rootless: a hierarchy it may not see is dropped at make */
-          cg->dirs[i].made = true;
-          continue;
-        }
-      r = check_existing (cg, i, cfg->shared, err);
-      if (r < 0)
-        return r;
-    }
+    cg->dirs[i].made = true;
+  cg->marked = true;
   return 0;
+}
+
+int
+brig_cgroup_found (brig_cgroup *cg, size_t i, bool shared, brig_error *err)
+{
+  cg->dirs[i].made = false;
+  return check_existing (cg, i, shared, err);
 }
 
 char *
 brig_cgroup_record (const brig_cgroup *cg)
 {
-  char *out = xasprintf ("manager %s\npath %s\n%s", brig_cgroup_manager_name (cg),
-                         brig_cgroup_path (cg), cg->shared ? "shared\n" : "");
+  char *out = xasprintf ("manager %s\npath %s\n%s%s", brig_cgroup_manager_name (cg),
+                         brig_cgroup_path (cg), cg->shared ? "shared\n" : "",
+                         cg->marked ? "marked\n" : "");
   for (size_t i = 0; i < cg->n_dirs; i++)
     if (cg->dirs[i].made)
       {
@@ -160,6 +161,32 @@ brig_cgroup_record (const brig_cgroup *cg)
   return out;
 }
 
+/* A record of a create that never wrote its init line (killed, or still
+ * running) lists as made every directory it meant to make, before mkdir
+ * told it which existed. Only those carrying brig's mark can be its: the
+ * others are left out of the handle (neither removed nor searched for
+ * processes to kill: another's processes may live there). A marked one
+ * may still be another brig container's at the same path, so nothing is
+ * killed at all (no_kill): the create's own init, if it was cloned, exits
+ * by itself once its parent is gone. One stat per directory, on this
+ * path only. */
+static void
+unmarked_not_made (brig_cgroup *cg)
+{
+  cg->no_kill = true;
+  for (size_t i = 0; i < cg->n_dirs;)
+    {
+      struct stat st;
+      if (cg->dirs[i].made && stat (cg->dirs[i].path, &st) == 0 && !(st.st_mode & S_ISVTX))
+        {
+          cg->dirs[i].made = false;
+          brig_cgroup_skip (cg, i);
+          continue;
+        }
+      i++;
+    }
+}
+
 /* The value of "KEY value" lines, one at a time. */
 static const char *
 line_value (const char *line, const char *key)
@@ -175,6 +202,7 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
   const char *manager = NULL, *path = NULL, *v;
   char *save = NULL, *line;
   brig_cgroup *cg;
+  bool has_init = false;
   int r;
 
   *out = NULL;
@@ -205,6 +233,10 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
     {
       if (strcmp (line, "shared") == 0)
         cg->shared = true;
+      else if (strcmp (line, "marked") == 0)
+        cg->marked = true;
+      else if (line_value (line, "init"))
+        has_init = true;
       else if ((v = line_value (line, "skip")))
         {
           /* a "made" line after it (update joined it later) takes it back */
@@ -241,8 +273,36 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
             }
         }
     }
+  if (cg->marked && !has_init && cg->ops == &brig_cgroup_fs_ops)
+    unmarked_not_made (cg);
   *out = cg;
   return 0;
+}
+
+int
+brig_cgroup_for_delete (brig_cgroup *cg, int dirfd, pid_t init_pid,
+                        unsigned long long init_start, brig_cgroup **out, brig_error *err)
+{
+  _cleanup_free_ char *text = brig_cgroup_record (cg);
+  /* the line brig_state_record_add_init appends */
+  int init_len = snprintf (NULL, 0, "init %d %llu\n", (int) init_pid, init_start);
+  struct stat st;
+  int r;
+
+  *out = NULL;
+  if (fstatat (dirfd, BRIG_STATE_RECORD, &st, 0) == 0
+      && (size_t) st.st_size == strlen (text) + (size_t) init_len)
+    {
+      *out = cg;
+      return 0;
+    }
+  brig_cgroup_free (cg);
+  free (text);
+  text = NULL;
+  r = brig_read_file_at (dirfd, BRIG_STATE_RECORD, &text, NULL, err);
+  if (r < 0)
+    return brig_error_wrap (err, "read %s", BRIG_STATE_RECORD);
+  return brig_cgroup_load_record (text, out, err);
 }
 
 bool
@@ -302,7 +362,8 @@ brig_cgroup_busy (brig_cgroup *cg)
 {
   _cleanup_free_ pid_t *p = NULL;
   size_t n = 0;
-  if (cg->n_dirs == 0)
+  /* nothing there is known to be the container's (and nothing is killed) */
+  if (cg->n_dirs == 0 || cg->no_kill)
     return false;
   return brig_cgroup_own_pids (cg, &p, &n, NULL) < 0 || n > 0;
 }

@@ -156,11 +156,12 @@ brig_cgroup_scope (brig_cgroup *cg, const struct brig_cgroup_config *cfg)
                    * "cgroup" mount leaves the cgroup2 one of a hybrid host
                    * out, a "cgroup2" mount shows it */
                   || (!v2 && !cfg->no_cgroup_mount)
-                  || (v2 && (!cfg->no_cgroup2_mount || has_sandbox_annotation (cfg->annotations)
-                             || systemd_booted ()))
+                  || (v2 && (!cfg->no_cgroup2_mount || has_sandbox_annotation (cfg->annotations)))
                   /* brig's own /brig/ID (no cgroupsPath): nobody placed
                    * the container, brig never configures /brig */
-                  || (!brig_default && top_exists (d, cg->path));
+                  || (!brig_default && top_exists (d, cg->path))
+                  /* last: one access(2) that the stat above may spare */
+                  || (v2 && systemd_booted ());
       if (keep)
         {
           i++;

@@ -355,7 +355,7 @@ sd_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
 
   /* systemd made the unit's cgroup in the hierarchies it manages; brig
    * makes the rest, joins them all and writes every resource. */
-  r = brig_cgroup_fs_setup (cg, cg->pending, err);
+  r = brig_cgroup_fs_setup (cg, cg->pending, NULL, err);
   if (r == 0)
     r = brig_cgroup_fs_enter (cg, pid, err);
   return r;

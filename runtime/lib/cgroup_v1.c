@@ -60,12 +60,23 @@ read_small (const char *dir, const char *file, char *buf, size_t size)
   return 0;
 }
 
-/* The cpuset fast path: the parent's cpus and mems, each read once, are
- * written into the new leaf. 1 when done, 0 when the walk must do it (the
- * parent is missing or still empty: another create may have just made it
- * and not filled it yet), or -errno. */
+static int walk (const char *mountpoint, bool cpuset, const char *path, char **created,
+                 brig_error *err);
+
+/* The cpuset leaf: its parent's cpus and mems, each read once, written into
+ * it. Under a parent with cgroup.clone_children (every cgroup of a
+ * hierarchy mounted with that option) the kernel copies both at mkdir,
+ * together: one read of the child's cpus shows it, and nothing is written.
+ * brig never sets the flag on a parent (it would change, for every runtime
+ * and for the nested cgroups of containers, what a new cpuset holds), and
+ * reading it costs what it saves where it is off: only the mount option,
+ * known from mountinfo, chooses that order. 1 when done, 0 when the walk
+ * must make it (the parent is missing or still empty: another create may
+ * have just made it and not filled it yet; or the directory exists), or
+ * -errno (*created set: remove it). */
 static int
-cpuset_leaf (const char *dir, char **created, brig_error *err)
+cpuset_leaf (const char *mountpoint, const char *path, const char *dir, bool clone_children,
+             char **created, brig_error *err)
 {
   static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
   _cleanup_free_ char *parent = xstrdup (dir);
@@ -73,12 +84,30 @@ cpuset_leaf (const char *dir, char **created, brig_error *err)
   int r;
 
   *strrchr (parent, '/') = '\0';
+  if (clone_children)
+    {
+      if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) < 0)
+        return 0;
+      *created = xstrdup (dir);
+      if (read_small (dir, files[0], values[0], sizeof values[0]) == 0 && values[0][0] != '\0')
+        return 1;
+      /* the flag was cleared below the mount, or a sibling is exclusive */
+    }
   for (size_t i = 0; i < 2; i++)
     if (read_small (parent, files[i], values[i], sizeof values[i]) < 0 || values[i][0] == '\0')
-      return 0;
-  if (mkdir (dir, 0755) < 0)
-    return 0;
-  *created = xstrdup (dir);
+      {
+        _cleanup_free_ char *none = NULL;
+        if (*created == NULL)
+          return 0;
+        r = walk (mountpoint, true, path, &none, err);
+        return r < 0 ? r : 1;
+      }
+  if (*created == NULL)
+    {
+      if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) < 0)
+        return 0;
+      *created = xstrdup (dir);
+    }
   for (size_t i = 0; i < 2; i++)
     if ((r = brig_cgroup_write (dir, files[i], values[i], err)) < 0)
       return r;
@@ -87,25 +116,25 @@ cpuset_leaf (const char *dir, char **created, brig_error *err)
 
 int
 brig_cgroup_v1_mkdir_leaf (const char *mountpoint, const char *controllers, const char *path,
-                           char **created, brig_error *err)
+                           bool clone_children, char **created, brig_error *err)
 {
   _cleanup_free_ char *dir = xasprintf ("%s/%s", mountpoint, path + strspn (path, "/"));
 
   /* A fresh cpuset has empty cpus and mems, and takes no task until both
    * are set. */
   if (brig_cgroup_list_has (controllers, "cpuset"))
-    return cpuset_leaf (dir, created, err);
-  if (mkdir (dir, 0755) < 0)
+    return cpuset_leaf (mountpoint, path, dir, clone_children, created, err);
+  if (mkdir (dir, BRIG_CGROUP_LEAF_MODE) < 0)
     return 0;
   *created = brig_steal_ptr (dir);
   return 1;
 }
 
-int
-brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, const char *path,
-                           char **created, brig_error *err)
+/* Make every missing level of path (the last one with the leaf's mode);
+ * cpuset: fill each level's empty cpus and mems from its parent. */
+static int
+walk (const char *mountpoint, bool cpuset, const char *path, char **created, brig_error *err)
 {
-  bool cpuset = brig_cgroup_list_has (controllers, "cpuset");
   _cleanup_free_ char *dir = xstrdup (mountpoint);
   _cleanup_free_ char *copy = xstrdup (path);
   char *save = NULL, *tok;
@@ -114,10 +143,11 @@ brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, cons
   for (tok = strtok_r (copy, "/", &save); tok; tok = strtok_r (NULL, "/", &save))
     {
       char *parent = dir;
+      bool last = save == NULL || save[strspn (save, "/")] == '\0';
       int r;
       dir = xasprintf ("%s/%s", parent, tok);
       /* mkdir's EEXIST says what a stat before it would */
-      if (mkdir (dir, 0755) == 0)
+      if (mkdir (dir, last ? BRIG_CGROUP_LEAF_MODE : 0755) == 0)
         {
           if (*created == NULL)
             *created = xstrdup (dir);
@@ -134,6 +164,13 @@ brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, cons
         return r;
     }
   return 0;
+}
+
+int
+brig_cgroup_v1_mkdir_walk (const char *mountpoint, const char *controllers, const char *path,
+                           char **created, brig_error *err)
+{
+  return walk (mountpoint, brig_cgroup_list_has (controllers, "cpuset"), path, created, err);
 }
 
 int

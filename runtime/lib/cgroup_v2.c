@@ -82,8 +82,10 @@ brig_cgroup_v2_mkdir_walk (const char *mountpoint, const char *path, bool all, c
       next = xasprintf ("%s/%s", dir, tok);
       free (dir);
       dir = next;
-      /* mkdir's EEXIST says what a stat before it would */
-      if (mkdir (dir, 0755) == 0)
+      /* mkdir's EEXIST says what a stat before it would; the leaf gets
+       * brig's mark */
+      if (mkdir (dir, save == NULL || save[strspn (save, "/")] == '\0' ? BRIG_CGROUP_LEAF_MODE
+                                                                        : 0755) == 0)
         {
           if (*created == NULL)
             *created = xstrdup (dir);

@@ -266,7 +266,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   /* v1 hierarchies joined by the child itself, before the clone's fd */
-  bool self = brig_cgroup_self_open (c->cg, &a.cg_self);
+  bool self = brig_cgroup_self_prepare (c->cg, &a.cg_self, !(newf & CLONE_NEWUSER));
   int cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
   bool slow = false, cgroupns_deferred, netdevs;
   struct ns_for_children nsc;

@@ -12,40 +12,18 @@
  * The container init must already be in its cgroups when this runs. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "mountinfo.h"
 #include "paths.h"
 #include "rootfs_internal.h"
 #include "utils.h"
 
 #define CGROUP_MOUNT_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-
-/* The controllers (and name=) of a v1 hierarchy from its super options,
- * without rw/ro and release_agent (which only the host may set). */
-static char *
-hierarchy_controllers (const char *super_options)
-{
-  _cleanup_free_ char *copy = xstrdup (super_options);
-  char *out = xmalloc0 (strlen (super_options) + 1), *save = NULL;
-
-  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
-    {
-      if (strcmp (t, "rw") == 0 || strcmp (t, "ro") == 0 || strncmp (t, "release_agent=", 14) == 0
-          || strcmp (t, "clone_children") == 0 || strcmp (t, "xattr") == 0
-          || strcmp (t, "noprefix") == 0 || strncmp (t, "cpuset_v2_mode", 14) == 0)
-        continue;
-      if (*out)
-        strcat (out, ",");
-      strcat (out, t);
-    }
-  return out;
-}
 
 /* Same set of comma-separated words, in any order. */
 static bool
@@ -131,13 +109,13 @@ mount_v2 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
  * yet, so its entries are named relative to destfd rather than resolved
  * from the root: one mkdirat and the mount per hierarchy). */
 static int
-mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const char *dest,
+mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_cgroup_hier *h, const char *dest,
                     int destfd, const struct brig_mount_options *o, char **cgroup_cache,
-                    struct brig_fd_batch *fds, brig_error *err)
+                    struct brig_fd_batch *fds, bool *attached, brig_error *err)
 {
   const char *name = strrchr (h->mountpoint, '/') + 1;
   _cleanup_free_ char *sub = xasprintf ("%s/%s", dest, name);
-  _cleanup_free_ char *controllers = hierarchy_controllers (h->super_options);
+  const char *controllers = h->controllers;
   int r;
 
   if (mkdirat (destfd, name, 0755) < 0 && errno != EEXIST)
@@ -153,17 +131,23 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const 
     }
   else
     {
-      _cleanup_free_ char *own = own_cgroup (controllers, cgroup_cache, err);
+      _cleanup_free_ char *own = NULL;
       _cleanup_free_ char *src = NULL;
       int tree;
       struct brig_mount_options b = *o;
       const char *rel;
 
-      if (own == NULL)
-        return -ENOENT;
-      rel = own;
-      if (strcmp (h->root, "/") != 0 && brig_path_has_prefix (own, h->root))
-        rel = own + strlen (h->root);
+      /* The init joined it itself (docs/cgroups.md "Joining"): its cgroup
+       * there is known without reading /proc/self/cgroup. */
+      if (!brig_cgroup_self_joined (h->mountpoint, &rel))
+        {
+          own = own_cgroup (controllers, cgroup_cache, err);
+          if (own == NULL)
+            return -ENOENT;
+          rel = own;
+          if (strcmp (h->root, "/") != 0 && brig_path_has_prefix (own, h->root))
+            rel = own + strlen (h->root);
+        }
       src = xasprintf ("%s%s", h->mountpoint, strcmp (rel, "/") == 0 ? "" : rel);
       b.attr_set |= MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
       b.rec_attr_set = b.rec_attr_clr = 0;
@@ -183,8 +167,13 @@ mount_v1_hierarchy (struct rootfs_ctx *c, const struct brig_mountinfo *h, const 
         }
       else if (tree < 0)
         return brig_error_set (err, -tree, "mount %s to %s: open_tree", src, sub);
-      else if ((r = rootfs_attach_tree_at (tree, destfd, name, &b)) < 0)
+      /* its attributes come with the tmpfs's, in one recursive call once
+       * every hierarchy is in place (mount_v1): nothing runs in the
+       * container before that */
+      else if ((r = brig_move_mount_at (tree, destfd, name)) < 0)
         return brig_error_set (err, -r, "mount %s to %s", src, sub);
+      else
+        *attached = true;
     }
   if (strchr (name, ','))
     {
@@ -202,11 +191,14 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
           brig_error *err)
 {
   struct brig_mount_options t = { .n_propagation = o->n_propagation };
-  struct brig_mountinfo *mi = NULL;
+  /* The host's hierarchies as the parent parsed them before the clone
+   * (the init is a copy of it): no second read of mountinfo here. */
   size_t n = 0;
+  const struct brig_cgroup_hier *h = brig_cgroup_host_v1 (&n);
   _cleanup_close_ int top = -1;
   _cleanup_free_ char *cgroup_cache = NULL;
   struct brig_fd_batch fds = { .n = 0 }; /* the trees, closed together */
+  bool attached = false;
   int r;
 
   memcpy (t.propagation, o->propagation, sizeof (t.propagation));
@@ -216,18 +208,30 @@ mount_v1 (struct rootfs_ctx *c, const char *dest, int target, const struct brig_
   top = brig_path_open_in_root (c->rootfd, dest, O_PATH | O_DIRECTORY);
   if (top < 0)
     return brig_error_set (err, -top, "open %s", dest);
-  if (brig_mountinfo_read (NULL, &mi, &n, err) < 0)
-    return -1;
   for (size_t i = 0; i < n && r >= 0; i++)
-    if (strcmp (mi[i].fstype, "cgroup") == 0
-        && brig_path_has_prefix (mi[i].mountpoint, "/sys/fs/cgroup")
-        && strcmp (mi[i].mountpoint, "/sys/fs/cgroup") != 0)
-      r = mount_v1_hierarchy (c, &mi[i], dest, top, o, &cgroup_cache, &fds, err);
+    if (brig_path_has_prefix (h[i].mountpoint, "/sys/fs/cgroup")
+        && strcmp (h[i].mountpoint, "/sys/fs/cgroup") != 0)
+      r = mount_v1_hierarchy (c, &h[i], dest, top, o, &cgroup_cache, &fds, &attached, err);
   brig_fd_batch_close (&fds);
-  brig_mountinfo_free (mi, n);
   if (r < 0)
     return r;
-  if ((o->flags & MS_RDONLY) && (r = brig_mount_setattr_fd (top, false, MOUNT_ATTR_RDONLY, 0, 0, -1)) < 0)
+  if (attached)
+    {
+      /* the binds of the container's cgroups (no cgroup namespace) and the
+       * tmpfs: one mount_setattr for all, instead of one per bind */
+      uint64_t set = o->attr_set | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC
+                     | ((o->flags & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0);
+      uint64_t implied = brig_mount_implied_clr (o);
+      r = brig_mount_setattr_fd (top, true, set, o->attr_clr | implied, 0, -1);
+      /* a host mount seen from a user namespace keeps its locked flags:
+       * what is only implied stays as it is */
+      if (r == -EPERM && implied)
+        r = brig_mount_setattr_fd (top, true, set, o->attr_clr, 0, -1);
+      if (r < 0)
+        return brig_error_set (err, -r, "set the attributes of %s", dest);
+    }
+  else if ((o->flags & MS_RDONLY)
+           && (r = brig_mount_setattr_fd (top, false, MOUNT_ATTR_RDONLY, 0, 0, -1)) < 0)
     return brig_error_set (err, -r, "remount %s read-only", dest);
   if ((o->rec_attr_set || o->rec_attr_clr)
       && (r = brig_mount_setattr_fd (top, true, o->rec_attr_set, o->rec_attr_clr, 0, -1)) < 0)
@@ -240,11 +244,13 @@ rootfs_mount_cgroup (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
                      const struct brig_mount_options *o, brig_error *err)
 {
   _cleanup_close_ int target = brig_path_create_in_root (c->rootfd, dest, BRIG_PATH_DIR, err);
-  struct statfs sfs;
+  const char *unified = brig_cgroup_host_unified ();
 
   if (target < 0 || rootfs_check_dest (c, target, "cgroup", -1, err) < 0)
     return brig_error_wrap (err, "mount cgroup to %s", m->destination);
-  if (statfs ("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+  /* /sys/fs/cgroup is the visible cgroup2 mount (the host's layout, as
+   * parsed before the clone): a unified host */
+  if (unified && strcmp (unified, "/sys/fs/cgroup") == 0)
     return mount_v2 (c, dest, target, o, err);
   return mount_v1 (c, dest, target, o, err);
 }
