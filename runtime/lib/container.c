@@ -325,21 +325,29 @@ remove_cgroup (brig_cgroup *cg, const char *id, brig_error *err)
 
 int
 brig_container_delete_after_run_owned (const struct brig_context *ctx, const char *id,
-                                       int dirfd, brig_cgroup *cg, brig_error *err)
+                                       int dirfd, brig_cgroup *cg, pid_t pid,
+                                       unsigned long long start_time, brig_error *err)
 {
   struct stat st;
   int r = 0;
 
   /* Whatever another command did while the lock was free: a delete (the
    * directory is gone: nothing left to do), an exec (its processes die with
-   * the cgroup), a reset (its new init too). */
+   * the cgroup), a reset (its new init too), an update that made more
+   * cgroups (the record grew: it is read again). */
   while (flock (dirfd, LOCK_EX) < 0 && errno == EINTR)
     ;
   if (fstat (dirfd, &st) == 0 && st.st_nlink > 0)
     {
-      if (cg)
-        r = remove_cgroup (cg, id, err);
+      brig_cgroup *del = NULL;
+      if (cg && brig_cgroup_for_delete (cg, dirfd, pid, start_time, &del, err) < 0)
+        {
+          brig_warn ("%s", err->msg ? err->msg : "load cgroup");
+          brig_error_clear (err);
+        }
       cg = NULL;
+      if (del)
+        r = remove_cgroup (del, id, err);
       if (r == 0)
         r = brig_state_remove (ctx, id, dirfd, err);
     }

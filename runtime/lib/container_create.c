@@ -845,6 +845,7 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
   struct brig_notify notify = c.notify;
   c.notify.fd = c.notify.host_fd = -1;
   pid_t pid = c.pid;
+  unsigned long long start = c.st.pid_start_time;
   bool poststop = c.cfg->hooks && c.cfg->hooks->poststop_len;
   /* The foreground run deletes its container at the end: it keeps what
    * that needs, instead of reading state.json and the record again. */
@@ -900,7 +901,8 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
     {
       brig_error e = { 0 };
       if ((own_dirfd >= 0
-           ? brig_container_delete_after_run_owned (ctx, o->id, own_dirfd, own_cg, &e)
+           ? brig_container_delete_after_run_owned (ctx, o->id, own_dirfd, own_cg, pid, start,
+                                                    &e)
            : brig_container_delete_after_run (ctx, o->id, poststop, &e)) < 0)
         brig_warn ("delete container \"%s\": %s", o->id, e.msg ? e.msg : "failed");
       brig_error_clear (&e);

@@ -57,7 +57,8 @@ int brig_container_delete_after_run (const struct brig_context *ctx, const char 
  * init run has reaped, from the state directory fd and cgroup it kept (no
  * state.json or ownership record to read again). Takes both. */
 int brig_container_delete_after_run_owned (const struct brig_context *ctx, const char *id,
-                                           int dirfd, brig_cgroup *cg, brig_error *err);
+                                           int dirfd, brig_cgroup *cg, pid_t pid,
+                                           unsigned long long start_time, brig_error *err);
 
 /* The init: runs in the child after clone, never returns. */
 void brig_init_main (struct brig_init_args *a) __attribute__ ((noreturn));
