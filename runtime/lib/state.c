@@ -108,7 +108,7 @@ brig_state_claim (const struct brig_context *ctx, const char *id, int *dirfd, br
     return r;
   /* By name, as brig_state_remove: no open and close of the root. */
   path = xasprintf ("%s/%s", ctx->state_root, id);
-  e = mkdir (path, 0711) < 0 ? errno : 0;
+  e = mkdirat (AT_FDCWD, path, 0711) < 0 ? errno : 0;
   if (e == ENOENT)
     {
       _cleanup_close_ int rootfd = -1;
