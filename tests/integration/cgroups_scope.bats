@@ -174,3 +174,28 @@ in_every_v1() {
 	brig delete -f c1
 	[ -z "$(scope_dirs)" ]
 }
+
+# A foreground run deletes its container from the cgroup handle it kept
+# unless the record grew (an update joined a hierarchy): then from the record.
+@test "cgroups_scope: a foreground run's delete removes a hierarchy an update joined" {
+	requires_hybrid
+	[ ! -d /sys/fs/cgroup/hugetlb ] ||
+		skip "v1 has hugetlb here: no left-out hierarchy has a resource to set"
+	grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control ||
+		skip "hugetlb is only in the unified hierarchy and not enabled below its root; enabling it would change the host's root cgroup"
+	local size runner
+	size="$(ls /sys/fs/cgroup/unified | sed -n 's/^hugetlb\.\([0-9]*[KMG]B\)\.max$/\1/p' | head -n1)"
+	[ -n "$size" ] || skip "no hugepage size in the cgroup2 hierarchy"
+	update_config '.process.args = ["sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.05; done"]'
+	brig run c1 </dev/null >"$BUNDLE/run.out" 2>&1 &
+	runner=$!
+	wait_for_status c1 running
+	brig update -r - c1 <<<"{\"hugepageLimits\": [{\"pageSize\": \"$size\", \"limit\": 4194304}]}"
+	[ -d "/sys/fs/cgroup/unified/$SCOPE_TOP/c" ]
+	brig exec c1 touch /tmp/go
+	wait "$runner"
+	cat "$BUNDLE/run.out"
+	[ ! -s "$BUNDLE/run.out" ]
+	[ -z "$(scope_dirs)" ]
+	[ ! -e "$ROOT/c1" ]
+}
