@@ -85,6 +85,12 @@ void create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
 /* Release what c holds (fds, parsed config, handles). */
 void create_ctx_free (struct create_ctx *c);
 
+/* Create up to READY (create, run); on success c holds the running init. */
+int create_common (struct create_ctx *c, brig_error *err);
+
+/* Undo a failed create: kill the init, remove the cgroup and the state. */
+void create_ctx_undo (struct create_ctx *c);
+
 /* Fill c->st from the config, the cgroup and the sandbox settings. */
 void create_fill_state (struct create_ctx *c);
 

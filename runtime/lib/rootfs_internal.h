@@ -33,6 +33,32 @@ bool rootfs_has_namespace (const oci_config *cfg, const char *type);
 int rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_src,
                        brig_error *err);
 
+/* ---- rootfs_target.c: a mount's target; *known is dest when the target
+ * was reached without a symlink or ".." (it lies at dest as written), else
+ * NULL ---- */
+
+/* Open dest (clean) inside the rootfs with flags; -errno. */
+int rootfs_open_dest (struct rootfs_ctx *c, const char *dest, int flags, const char **known);
+
+/* Make dest's missing target (a directory or a file, per kind); -errno with
+ * err set. */
+int rootfs_create_dest (struct rootfs_ctx *c, const char *dest, enum brig_path_kind kind,
+                        const char **known, brig_error *err);
+
+/* dest "/dev/NAME" while /dev is the empty tmpfs this create mounted
+ * (c->fresh_dev): NAME made and opened in it; -ENOENT when that does not
+ * apply or NAME exists (the caller takes the general way). */
+int rootfs_create_in_fresh_dev (struct rootfs_ctx *c, const char *dest, bool dir);
+
+/* rootfs_check_dest, by known when the caller has it (no lookup). */
+int rootfs_check_dest_known (struct rootfs_ctx *c, int target, const char *known,
+                             const char *type, int bind_src, brig_error *err);
+
+/* The plain directory (not a symlink) that procfs, sysfs and /dev need;
+ * -ENOENT (err untouched) when nothing is there, -errno with err set. */
+int rootfs_open_plain_dir (struct rootfs_ctx *c, const char *dest, const char **known,
+                           brig_error *err);
+
 /* Mount type on the object target_fd refers to (dest is its path in the
  * container, for errors and to find the new mount), then apply the
  * propagation and recursive attributes of o (may be NULL). keep_mode: the
