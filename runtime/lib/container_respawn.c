@@ -101,15 +101,25 @@ brig_container_respawn_clear (struct brig_respawn *rs)
 static int
 respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
 {
-  _cleanup_close_ int exec_fd = -1;
+  _cleanup_close_ int exec_fd = -1, host_net = -1;
   int r;
 
+  /* The pinned network namespace is entered by this process around the
+   * clone and inherited by the init, the way create enters a pid or time
+   * namespace to join for its children. As a joined namespace
+   * (ns.join_fd) it would take create's path for joins: an intermediate
+   * process that joins it, then unshares the new namespaces and forks the
+   * init, one more process per reset. Only the clone and create's own
+   * host-side steps run meanwhile: a pinned namespace is reused only
+   * without hooks before the process, netDevices or a user namespace
+   * (brig_reset_netns_reusable), its tenant is dead and it held no
+   * socket. */
   if (rs->netns_fd >= 0)
     {
       c->ns.new_flags &= ~(unsigned long) CLONE_NEWNET;
-      c->ns.join_fd[BRIG_NS_NET] = fcntl (rs->netns_fd, F_DUPFD_CLOEXEC, 3);
-      if (c->ns.join_fd[BRIG_NS_NET] < 0)
-        return brig_error_errno (err, "the pinned network namespace");
+      host_net = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+      if (host_net < 0)
+        return brig_error_errno (err, "open /proc/thread-self/ns/net");
     }
   r = remake_disk_layer (c, err);
   if (r < 0)
@@ -126,7 +136,15 @@ respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
   r = create_listen_exec_socket (c->dirfd, &exec_fd, err);
   if (r < 0)
     return r;
+  if (host_net >= 0 && setns (rs->netns_fd, CLONE_NEWNET) < 0)
+    return brig_error_errno (err, "join the pinned network namespace");
   r = create_spawn_init (c, exec_fd, -1, err);
+  if (host_net >= 0 && setns (host_net, CLONE_NEWNET) < 0)
+    {
+      /* brig must not go on in the container's namespace */
+      brig_warn ("reset: return to brig's network namespace: %s", strerror (errno));
+      abort ();
+    }
   if (r < 0)
     return r;
   return brig_state_commit (c->dirfd, err);
