@@ -18,30 +18,6 @@
 #include "log.h"
 #include "utils.h"
 
-/* The saved config: the bundle's config.json as create read it. */
-static int
-load_saved_config (struct create_ctx *c, const struct brig_state_file *old, brig_error *err)
-{
-  oci_error perr = { NULL };
-  int r;
-
-  r = brig_read_file_at (c->dirfd, "config.json", &c->config_buf, &c->config_len, err);
-  if (r < 0)
-    return brig_error_wrap (err, "the state's config.json");
-  c->cfg = oci_config_parse_data (c->config_buf, c->config_len, "config.json", &perr);
-  if (c->cfg == NULL)
-    {
-      r = brig_error_set (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
-      free (perr.msg);
-      return r;
-    }
-  if (old->bundle == NULL || old->rootfs == NULL || *old->rootfs != '/')
-    return brig_error_set (err, EINVAL, "state.json: no bundle or rootfs recorded");
-  c->bundle = xstrdup (old->bundle);
-  c->rootfs = xstrdup (old->rootfs);
-  return 0;
-}
-
 /* The disk layer of run.brig.rootfs.ephemeral: emptied and made again
  * (the tmpfs layer comes new with the new mount namespace). */
 static int
@@ -65,31 +41,85 @@ remake_disk_layer (struct create_ctx *c, brig_error *err)
   return 0;
 }
 
-static int
-respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
-{
-  _cleanup_close_ int exec_fd = -1;
-  int r;
+/* What prepare makes and the respawn uses: create's context with the
+ * context and options it points to. */
+struct respawn_prep {
+  struct brig_context ctx;
+  struct brig_create_opts o;
+  struct create_ctx c;
+};
 
-  r = load_saved_config (c, rs->old, err);
-  if (r < 0)
-    return r;
-  if (c->cfg->process && c->cfg->process->has_terminal && c->cfg->process->terminal)
+int
+brig_container_respawn_prepare (const struct brig_context *ctx, const char *id, oci_config *cfg,
+                                struct brig_respawn *rs, brig_error *err)
+{
+  struct respawn_prep *p = xmalloc0 (sizeof *p);
+  struct create_ctx *c = &p->c;
+
+  /* Not relayed: NOTIFY_SOCKET belongs to the engine that created it. */
+  p->ctx = *ctx;
+  p->ctx.notify_socket = NULL;
+  p->o.id = id;
+  create_ctx_init (c, &p->ctx, &p->o, MODE_CREATE);
+  c->reset = true;
+  c->dirfd = rs->dirfd;
+  c->cg = rs->cg;
+  /* the caller's parse of the saved config, borrowed: read and parsed
+   * once per reset (it is the file the caller checked) */
+  c->cfg = cfg;
+  rs->prep = p;
+  if (rs->old->bundle == NULL || rs->old->rootfs == NULL || *rs->old->rootfs != '/')
+    return brig_error_set (err, EINVAL, "state.json: no bundle or rootfs recorded");
+  c->bundle = xstrdup (rs->old->bundle);
+  c->rootfs = xstrdup (rs->old->rootfs);
+  if (cfg->process && cfg->process->has_terminal && cfg->process->terminal)
     return brig_error_set (err, EINVAL, "process.terminal: a container with a terminal "
                            "cannot be reset (no console socket to hand it to)");
   /* The same checks as create, on the saved config: they build the
    * namespace plan and the seccomp program (from the cache) again. The
    * egress policy is not parsed again: its programs stay attached to the
    * cgroup and its pinned addresses stay as create resolved them. */
-  r = create_validate_config (c, err);
-  if (r < 0)
-    return r;
+  return create_validate_config (c, err);
+}
+
+void
+brig_container_respawn_clear (struct brig_respawn *rs)
+{
+  struct respawn_prep *p = rs->prep;
+
+  if (p == NULL)
+    return;
+  /* the caller's: the state directory, the cgroup, the config */
+  p->c.dirfd = -1;
+  p->c.cg = NULL;
+  p->c.cfg = NULL;
+  create_ctx_free (&p->c);
+  free (p);
+  rs->prep = NULL;
+}
+
+static int
+respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
+{
+  _cleanup_close_ int exec_fd = -1, host_net = -1;
+  int r;
+
+  /* The pinned network namespace is entered by this process around the
+   * clone and inherited by the init, the way create enters a pid or time
+   * namespace to join for its children. As a joined namespace
+   * (ns.join_fd) it would take create's path for joins: an intermediate
+   * process that joins it, then unshares the new namespaces and forks the
+   * init, one more process per reset. Only the clone and create's own
+   * host-side steps run meanwhile: a pinned namespace is reused only
+   * without hooks before the process, netDevices or a user namespace
+   * (brig_reset_netns_reusable), its tenant is dead and it held no
+   * socket. */
   if (rs->netns_fd >= 0)
     {
       c->ns.new_flags &= ~(unsigned long) CLONE_NEWNET;
-      c->ns.join_fd[BRIG_NS_NET] = fcntl (rs->netns_fd, F_DUPFD_CLOEXEC, 3);
-      if (c->ns.join_fd[BRIG_NS_NET] < 0)
-        return brig_error_errno (err, "the pinned network namespace");
+      host_net = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+      if (host_net < 0)
+        return brig_error_errno (err, "open /proc/thread-self/ns/net");
     }
   r = remake_disk_layer (c, err);
   if (r < 0)
@@ -106,56 +136,60 @@ respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
   r = create_listen_exec_socket (c->dirfd, &exec_fd, err);
   if (r < 0)
     return r;
+  if (host_net >= 0 && setns (rs->netns_fd, CLONE_NEWNET) < 0)
+    return brig_error_errno (err, "join the pinned network namespace");
   r = create_spawn_init (c, exec_fd, -1, err);
+  if (host_net >= 0 && setns (host_net, CLONE_NEWNET) < 0)
+    {
+      /* brig must not go on in the container's namespace */
+      brig_warn ("reset: return to brig's network namespace: %s", strerror (errno));
+      abort ();
+    }
   if (r < 0)
     return r;
   return brig_state_commit (c->dirfd, err);
 }
 
 int
-brig_container_respawn (const struct brig_context *ctx, const char *id,
-                        struct brig_respawn *rs, brig_error *err)
+brig_container_respawn (struct brig_respawn *rs, brig_error *err)
 {
-  /* Not relayed: NOTIFY_SOCKET belongs to the engine that created it. */
-  struct brig_context rctx = *ctx;
-  struct brig_create_opts o = { .id = id };
-  struct create_ctx c;
+  struct respawn_prep *p = rs->prep;
+  struct create_ctx *c;
   int r;
 
-  rctx.notify_socket = NULL;
-  create_ctx_init (&c, &rctx, &o, MODE_CREATE);
-  c.reset = true;
-  c.dirfd = rs->dirfd;
-  c.cg = rs->cg;
+  if (p == NULL)
+    return brig_error_set (err, EINVAL, "respawn: not prepared");
+  c = &p->c;
   /* The new init's stdio is /dev/null, not the caller's: reset's output is
    * its report, and a caller reading it to the end must not wait for the
    * next tenant to exit. */
-  c.stdio_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  r = c.stdio_fd < 0 ? brig_error_errno (err, "open /dev/null") : respawn (&c, rs, err);
-  if (c.stdio_fd >= 0)
-    close (c.stdio_fd);
+  c->stdio_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  r = c->stdio_fd < 0 ? brig_error_errno (err, "open /dev/null") : respawn (c, rs, err);
+  if (c->stdio_fd >= 0)
+    {
+      close (c->stdio_fd);
+      c->stdio_fd = -1;
+    }
   if (r < 0)
     {
       /* The init, never the cgroup or the state: the caller marks the
        * container unusable and delete removes the rest. */
-      if (c.pidfd >= 0)
-        syscall (SYS_pidfd_send_signal, c.pidfd, SIGKILL, NULL, 0);
-      else if (c.pid > 0)
-        kill (c.pid, SIGKILL);
-      if (c.child > 0)
-        while (waitpid (c.child, NULL, 0) < 0 && errno == EINTR)
+      if (c->pidfd >= 0)
+        syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+      else if (c->pid > 0)
+        kill (c->pid, SIGKILL);
+      if (c->child > 0)
+        while (waitpid (c->child, NULL, 0) < 0 && errno == EINTR)
           ;
-      if (c.pid > 0 && c.pid != c.child)
-        while (waitpid (c.pid, NULL, 0) < 0 && errno == EINTR)
+      if (c->pid > 0 && c->pid != c->child)
+        while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
           ;
     }
   else
     {
-      rs->pid = c.pid;
-      rs->start_time = c.st.pid_start_time;
+      rs->pid = c->pid;
+      rs->start_time = c->st.pid_start_time;
     }
-  c.dirfd = -1;
-  c.cg = NULL;
-  create_ctx_free (&c);
+  brig_container_respawn_clear (rs);
   return r;
 }

@@ -220,6 +220,7 @@ struct reset_run {
   int netns_fd;
   pid_t old_pid;                 /* the init before the reset */
   unsigned long long old_start;
+  struct brig_respawn rs;        /* the new init, prepared before the kill */
 };
 
 /* Everything that can refuse a reset while the container is untouched. */
@@ -273,6 +274,14 @@ reset_prepare (struct reset_run *x, brig_error *err)
   if (brig_cgroup_is_shared (x->cg))
     return brig_error_set (err, 0, "annotations." BRIG_CGROUP_SHARED_ANNOTATION ": a container "
                            "sharing its cgroup cannot be reset");
+  /* create's checks of the saved config, on the parse above (one read
+   * and parse per reset): a config they refuse is refused here, while
+   * the container is untouched */
+  x->rs = (struct brig_respawn) { .dirfd = c->dirfd, .cg = x->cg, .old = &c->st,
+                                  .netns_fd = -1 };
+  r = brig_container_respawn_prepare (x->ctx, c->id, x->cfg, &x->rs, err);
+  if (r < 0)
+    return r;
 
   /* The namespaces to look for once everything is killed: the live init's,
    * else what the last create or reset recorded, else a survivor's. None
@@ -297,6 +306,7 @@ reset_prepare (struct reset_run *x, brig_error *err)
 static void
 reset_run_clear (struct reset_run *x)
 {
+  brig_container_respawn_clear (&x->rs);
   if (x->netns_fd >= 0)
     close (x->netns_fd);
   free (x->old);
@@ -310,7 +320,7 @@ static int
 reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
 {
   brig_container *c = x->c;
-  struct brig_respawn rs = { .dirfd = c->dirfd, .cg = x->cg, .old = &c->st, .netns_fd = -1 };
+  struct brig_respawn *rs = &x->rs;
   _cleanup_free_ char *why = NULL;
   int r;
 
@@ -350,13 +360,13 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     _cleanup_free_ char *why_not = NULL;
     if (nsfd >= 0 && brig_reset_netns_reusable (x->cfg, &x->ns)
         && pinned_netns_clean (nsfd, &why_not))
-      rs.netns_fd = x->netns_fd = brig_steal_fd (nsfd);
+      rs->netns_fd = x->netns_fd = brig_steal_fd (nsfd);
     else if (nsfd >= 0 || e != ENOENT)
       unpin_netns (c->dirfd);
   }
 
   brig_debug ("reset: netns %.3f ms", mono_ms () - t0);
-  r = brig_container_respawn (x->ctx, c->id, &rs, err);
+  r = brig_container_respawn (rs, err);
   brig_debug ("reset: respawn %.3f ms", mono_ms () - t0);
   if (r < 0)
     {
@@ -370,17 +380,17 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
      * of the tenant dead; the new init has not run a line of the tenant's
      * program yet: that check stands for it (and saves reading the host's
      * socket tables twice). */
-    if (rs.netns_fd >= 0)
+    if (rs->netns_fd >= 0)
       {
         reset_check_add (rep, "net.sockets", true, NULL);
         mine &= ~(unsigned long) CLONE_NEWNET;
       }
-    reset_verify_init (x->cfg, mine, rs.pid, c->dirfd, x->cg, x->old_pid, x->old_start, rep);
+    reset_verify_init (x->cfg, mine, rs->pid, c->dirfd, x->cg, x->old_pid, x->old_start, rep);
   }
   brig_debug ("reset: verify %.3f ms", mono_ms () - t0);
   if (!rep->ok)
     {
-      int pidfd = (int) syscall (SYS_pidfd_open, rs.pid, 0);
+      int pidfd = (int) syscall (SYS_pidfd_open, rs->pid, 0);
       if (pidfd >= 0)
         {
           struct pollfd p = { .fd = pidfd, .events = POLLIN };
@@ -394,7 +404,7 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     }
   /* For the next reset: the namespaces of this init, and its network
    * namespace pinned when the config opted in. */
-  brig_reset_pin (c->dirfd, x->cfg, &x->ns, rs.pid, x->opt_in);
+  brig_reset_pin (c->dirfd, x->cfg, &x->ns, rs->pid, x->opt_in);
   return 0;
 }
 

@@ -23,6 +23,32 @@
  * kernel objects of its namespaces). */
 #define BRIG_RESET_MEMORY_BOUND (UINT64_C (16) << 20)
 
+/* In the state directory: killed inits not reaped yet ("PID START" lines),
+ * the zombies pids.usage counts without scanning /proc (reset_zombies.c). */
+#define BRIG_RESET_ZOMBIES "reset.zombies"
+#define BRIG_RESET_ZOMBIES_MAX 64
+
+/* Zombies charged to a container's cgroup, as the kernel shows them now. */
+struct reset_zombies {
+  size_t n;      /* how many there are (a scan may count more than z holds) */
+  bool changed;  /* whether reset.zombies must be written again */
+  struct {
+    pid_t pid;
+    unsigned long long start;
+  } z[BRIG_RESET_ZOMBIES_MAX];
+};
+
+/* The zombies of reset.zombies and the old init that still are zombies
+ * with their start time, charged to cgpath. */
+void reset_zombies_load (int dirfd, const char *cgpath, pid_t old_pid,
+                         unsigned long long old_start, struct reset_zombies *zs);
+
+/* Every zombie on the host charged to cgpath (a /proc scan). */
+void reset_zombies_scan (const char *cgpath, struct reset_zombies *zs);
+
+/* Write reset.zombies for the next reset when it changed (best effort). */
+void reset_zombies_save (int dirfd, const struct reset_zombies *zs);
+
 /* One namespace of an init: its type and the nsfs device and inode. */
 struct reset_ns {
   enum brig_ns_type type;
