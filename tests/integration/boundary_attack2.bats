@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# Attacks on brig from a hostile container process (session 6, h1). Each
+# test reproduces an attack that worked on the brig before its fix (see
+# docs/security.md, "Escape classes").
+#
+# The waiting init: between `create` and `start` the container's init is
+# brig code waiting for `start`, with brig's environment (the engine's or
+# the operator's, not the container's) and fds, and, with
+# noNewPrivileges, without its seccomp filter (loaded last before execve)
+# and LSM exec label. It had dropped its capabilities to the container's
+# and was dumpable, so any process of the container with those
+# capabilities (one `exec`'d into the created container, or a container
+# sharing the pid namespace) could ptrace it, run system calls the filter
+# would have refused, and read /proc/PID/environ, fds and memory. The
+# probes are tests/tools/confine_probe (`ptrace PID`: PTRACE_SEIZE) and
+# busybox. Any cgroup mode.
+
+load helpers
+load confine_helpers
+
+setup() {
+	requires root command:create command:exec
+	setup_bundle
+	install_probe
+	update_config '.process.args = ["sleep", "1000"]'
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# A value only brig's own environment holds, never the container's.
+SECRET="brig-h1-secret-$$"
+
+@test "waiting init: a process exec'd into a created container cannot ptrace it nor read brig's environment" {
+	BRIG_TEST_CALLER_SECRET="$SECRET" create_container wi
+	wait_for_status wi created
+	# uid 0 and the same capabilities as the init: only dumpability decides
+	run brig exec wi confine_probe ptrace 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ptrace: EPERM"* ]]
+	run brig exec wi sh -c "grep -q $SECRET /proc/1/environ && echo LEAKED; readlink /proc/1/fd/0; readlink /proc/1/exe"
+	echo "$output"
+	[[ "$output" != *LEAKED* ]]
+	[[ "$output" == *"Permission denied"* ]]
+	[[ "$output" != *"/dev/null"* ]]
+	# the init still becomes the container's process, dumpable as usual
+	brig start wi
+	wait_for_status wi running
+	run brig exec wi sh -c 'tr "\0" "\n" </proc/1/environ; confine_probe ptrace 1'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"HOME=/root"* ]]
+	[[ "$output" != *"$SECRET"* ]]
+	[[ "$output" == *"ptrace: ok"* ]]
+}
+
+@test "waiting init: a container sharing the pid namespace cannot ptrace another's waiting init" {
+	local apid bpid inner
+	set_cgroup_path a
+	run_detached a
+	apid="$(brig state a | jq -r .pid)"
+	# b joins a's pid namespace, as a pod's containers do
+	set_cgroup_path b
+	update_config ".linux.namespaces = [.linux.namespaces[] | if .type == \"pid\" then .path = \"/proc/$apid/ns/pid\" else . end]"
+	BRIG_TEST_CALLER_SECRET="$SECRET" create_container b
+	wait_for_status b created
+	bpid="$(brig state b | jq -r .pid)"
+	# b's init as a's processes see it: the last NSpid field
+	inner="$(awk '/^NSpid:/ { print $NF }' "/proc/$bpid/status")"
+	[ -n "$inner" ] && [ "$inner" != "$bpid" ]
+	run brig exec a sh -c "confine_probe ptrace $inner; grep -q $SECRET /proc/$inner/environ && echo LEAKED"
+	echo "$output"
+	[[ "$output" == *"ptrace: EPERM"* ]]
+	[[ "$output" != *LEAKED* ]]
+	brig delete -f b
+	brig delete -f a
+	assert_no_leftovers
+}
