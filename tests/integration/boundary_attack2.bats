@@ -78,3 +78,45 @@ SECRET="brig-h1-secret-$$"
 	brig delete -f a
 	assert_no_leftovers
 }
+
+# The kept cgroup: reset keeps the container's cgroup for the next tenant.
+# With a v1 cgroupfs mounted rw (`brig check`: kernel-fs-writable) a uid-0
+# tenant writes its own cgroup's limits without any capability; it raised
+# pids.max and the memory limit, every reset check passed, and the next
+# tenant ran without the config's limits. (On cgroup v2 the kernel refuses
+# writes to the limits of a cgroup namespace's root from inside.)
+@test "reset: limits a tenant raised through a writable cgroupfs are not handed to the next tenant" {
+	requires cgroup_v1 command:reset
+	local d report
+	update_config '.linux.resources = {"pids": {"limit": 48}, "memory": {"limit": 268435456}}
+		| .mounts += [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+			"options": ["nosuid", "noexec", "nodev", "relatime", "rw"]}]'
+	run_detached lim
+	run brig exec lim sh -c 'echo max >/sys/fs/cgroup/pids/pids.max &&
+		echo -1 >/sys/fs/cgroup/memory/memory.limit_in_bytes &&
+		cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/memory/memory.limit_in_bytes'
+	echo "$output"
+	# the tenant's write worked (the attack's premise)
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = max ]
+	run brig reset lim
+	echo "$output"
+	[ "$status" -eq 0 ]
+	report="$output"
+	brig start lim
+	# the host's view of the kept cgroup, and the next tenant's
+	for d in $(test_cgroup_dirs); do
+		if [ -f "$d/pids.max" ]; then
+			[ "$(cat "$d/pids.max")" = 48 ]
+		fi
+		if [ -f "$d/memory.limit_in_bytes" ]; then
+			[ "$(cat "$d/memory.limit_in_bytes")" = 268435456 ]
+		fi
+	done
+	run brig exec lim sh -c 'cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/memory/memory.limit_in_bytes'
+	echo "$output"
+	[ "${lines[0]}" = 48 ]
+	[ "${lines[1]}" = 268435456 ]
+	# and the report says so
+	echo "$report" | grep -q '"check":"cgroup.limits","ok":true'
+}

@@ -342,6 +342,29 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
    * still runs on the new init) and the peaks the tenant left. */
   brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
   brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
+  /* The config's limits, written again: a tenant that could write its
+   * own cgroup's files (a v1 cgroupfs mounted rw, uid 0) raised them, and
+   * the kept cgroup would have handed that to the next tenant. The
+   * device rules are left: changing them needs CAP_SYS_ADMIN (v1) or
+   * detaching brig's program (v2), and they are not the tenant's. */
+  if (x->cfg->linux && x->cfg->linux->resources)
+    {
+      oci_resources res = *x->cfg->linux->resources;
+      brig_error e = { 0 };
+      bool ok;
+      res.devices = NULL;
+      res.devices_len = 0;
+      ok = brig_cgroup_update (x->cg, &res, &e) == 0;
+      reset_check_add (rep, "cgroup.limits", ok,
+                       ok ? NULL : xstrdup (e.msg ? e.msg : "linux.resources not applied"));
+      brig_error_clear (&e);
+      if (!rep->ok)
+        {
+          why = failed_names (rep);
+          return mark_failed (c, why, err);
+        }
+    }
+  brig_debug ("reset: limits %.3f ms", mono_ms () - t0);
 
   /* The pinned network namespace, when nothing of the tenant is left in it. */
   {
