@@ -120,3 +120,42 @@ SECRET="brig-h1-secret-$$"
 	# and the report says so
 	echo "$report" | grep -q '"check":"cgroup.limits","ok":true'
 }
+
+# The pinned network namespace: reset keeps it for the next tenant only
+# when the tenant could not change it. Needing /proc/sys read-only only for
+# a process.user of uid 0 missed every other way to uid 0: here a uid-1000
+# tenant without noNewPrivileges runs a setuid-root program of the image
+# and writes a net sysctl of its namespace (uid 0 needs no capability for
+# that); the namespace was kept and the next tenant got the tenant's value.
+@test "reset: a net sysctl a non-root tenant wrote through a setuid program does not reach the next tenant" {
+	requires command:reset
+	local pid ns1 ns2 host
+	install_probe 4755
+	update_config '.process.user = {"uid": 1000, "gid": 1000}
+		| .process.noNewPrivileges = false
+		| .linux.readonlyPaths -= ["/proc/sys"]
+		| .annotations["run.brig.reset"] = "true"'
+	host="$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
+	run_detached sc
+	pid="$(brig state sc | jq .pid)"
+	ns1="$(readlink "/proc/$pid/ns/net")"
+	run brig exec sc sh -c 'id -u; confine_probe put /proc/sys/net/ipv4/ip_unprivileged_port_start 7;
+		cat /proc/sys/net/ipv4/ip_unprivileged_port_start'
+	echo "$output"
+	# the attack's premise: a uid-1000 tenant changed it in its namespace
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = "put: ok" ]
+	[ "${lines[2]}" = 7 ]
+	run brig reset sc
+	echo "$output"
+	[ "$status" -eq 0 ]
+	brig start sc
+	pid="$(brig state sc | jq .pid)"
+	ns2="$(readlink "/proc/$pid/ns/net")"
+	run brig exec sc cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+	echo "$output ($ns1 -> $ns2)"
+	[ "$output" = 1024 ]
+	[ "$ns1" != "$ns2" ]
+	# the host's own value was never touched
+	[ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = "$host" ]
+}
