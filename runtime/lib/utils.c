@@ -145,9 +145,20 @@ brig_write_file_atomic (int dirfd, const char *path, const char *buf, size_t len
                         mode_t mode, brig_error *err)
 {
   _cleanup_free_ char *tmp = xasprintf ("%s.tmp.%d", path, (int) getpid ());
-  _cleanup_close_ int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  _cleanup_close_ int fd = -1;
   int r;
 
+  /* The name is predictable and the directory may be someone else's (a
+   * --pid-file in a directory a less privileged user can write): never
+   * follow or reuse what is there, or a symlink planted under that name
+   * makes brig truncate and write any file it can. What is left there (a
+   * killed brig's, or planted) is removed, not followed. */
+  for (int tries = 0; fd < 0 && tries < 3; tries++)
+    {
+      fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (fd < 0 && (errno != EEXIST || unlinkat (dirfd, tmp, 0) < 0))
+        break;
+    }
   if (fd < 0)
     return brig_error_errno (err, "create %s", tmp);
   r = brig_write_all (fd, buf, len);

@@ -47,7 +47,8 @@ int brig_read_fd (int fd, char **out, size_t *len, brig_error *err);
 int brig_read_file_at (int dirfd, const char *path, char **out, size_t *len, brig_error *err);
 
 /* Write buf to path (relative to dirfd) through a temporary file and
- * rename(2), so readers never see a partial file. */
+ * rename(2), so readers never see a partial file; the temporary file is
+ * always a new one (O_EXCL | O_NOFOLLOW), never a symlink planted there. */
 int brig_write_file_atomic (int dirfd, const char *path, const char *buf, size_t len,
                             mode_t mode, brig_error *err);
 

@@ -27,6 +27,8 @@ setup() {
 
 teardown() {
 	teardown_bundle
+	[ -n "${PF_DIR:-}" ] && rm -rf "$PF_DIR" "$PF_DIR-victim"
+	return 0
 }
 
 # A value only brig's own environment holds, never the container's.
@@ -158,4 +160,42 @@ SECRET="brig-h1-secret-$$"
 	[ "$ns1" != "$ns2" ]
 	# the host's own value was never touched
 	[ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = "$host" ]
+}
+
+# --pid-file: brig writes it through PATH.tmp.PID and rename(2). The
+# temporary name is predictable (brig's pid), and the pid file's directory
+# may belong to a less privileged user (an operator's `sudo brig run
+# --pid-file ~alice/ctr.pid`). That user planted a symlink under the
+# temporary name and root brig truncated and wrote the file it points to.
+# brig_with_planted_tmp DIR ARGS...: the runtime exec'd by a shell whose
+# pid (hence brig's, which re-executes in place) the attacker knows; the
+# attacker, user nobody, plants the symlink first. Output in $BUNDLE/pf.log
+# (a container must not hold the test's pipes).
+brig_with_planted_tmp() {
+	local dir="$1"
+	shift
+	sh -c 'dir="$1" victim="$2"; shift 2
+		setpriv --reuid 65534 --regid 65534 --clear-groups ln -s "$victim" "$dir/ctr.pid.tmp.$$" || exit 99
+		exec "$@"' sh "$dir" "$VICTIM" "$RUNTIME" --root "$ROOT" "$@" </dev/null >"$BUNDLE/pf.log" 2>&1
+}
+
+@test "pid-file: a symlink planted at the temporary name by the directory's owner is not followed (create, exec)" {
+	requires program:setpriv
+	local dir
+	dir="$(test_tmpdir pidfile)"
+	PF_DIR="$dir"
+	VICTIM="$dir-victim"
+	echo precious >"$VICTIM"
+	chmod 0644 "$VICTIM"
+	chown 65534:65534 "$dir"
+	brig_with_planted_tmp "$dir" create --pid-file "$dir/ctr.pid" pf || { cat "$BUNDLE/pf.log"; false; }
+	[ "$(cat "$VICTIM")" = precious ]
+	# the pid file is brig's own, holding the init's pid
+	[ ! -L "$dir/ctr.pid" ]
+	[ "$(cat "$dir/ctr.pid")" = "$(brig state pf | jq .pid)" ]
+	brig_with_planted_tmp "$dir" exec -d --pid-file "$dir/ctr.pid" pf sleep 100 || { cat "$BUNDLE/pf.log"; false; }
+	[ "$(cat "$VICTIM")" = precious ]
+	[ ! -L "$dir/ctr.pid" ]
+	process_alive "$(cat "$dir/ctr.pid")"
+	brig delete -f pf
 }
