@@ -199,3 +199,32 @@ brig_with_planted_tmp() {
 	process_alive "$(cat "$dir/ctr.pid")"
 	brig delete -f pf
 }
+
+# The pinned network namespace again: reset reused it when its socket
+# counters were zero. Connections that ended leave their destinations in
+# the namespace's TCP metrics cache (kept for an hour, listed by anyone in
+# the namespace); the tenant ends connections to 127.77.1.1..3 without
+# leaving TIME_WAIT (recycled by a new SYN, then reset), so the next tenant
+# read addresses the last one chose: a channel between tenants. The tools
+# are tests/tools/reset_tenant metrics-leave / metrics-read.
+@test "reset: a tenant's TCP metrics cache entries do not reach the next tenant" {
+	requires command:reset
+	local t="$CONFINE_TOOLS/reset_tenant"
+	[ -x "$t" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	cp "$t" "$BUNDLE/rootfs/bin/reset_tenant"
+	update_config '.annotations["run.brig.reset"] = "true"'
+	run_detached tm
+	run brig exec tm sh -c 'reset_tenant metrics-leave 3 && reset_tenant metrics-read'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the attack's premise: only the metrics are left, no socket
+	[[ "$output" == *"metrics 3"* ]]
+	run brig reset tm
+	echo "$output"
+	[ "$status" -eq 0 ]
+	brig start tm
+	run brig exec tm reset_tenant metrics-read
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "metrics 0" ]
+}

@@ -151,7 +151,8 @@ check_old_namespaces (const struct reset_ns *ns, size_t n, struct brig_reset_rep
 }
 
 /* Whether the pinned network namespace has nothing of the tenant left: no
- * socket at all (a TIME_WAIT connection names the tenant's peers). */
+ * socket at all (a TIME_WAIT connection names the tenant's peers), no
+ * entry in the TCP metrics cache. */
 static bool
 pinned_netns_clean (int nsfd, char **why)
 {
@@ -162,6 +163,15 @@ pinned_netns_clean (int nsfd, char **why)
   if (self < 0 || setns (nsfd, CLONE_NEWNET) < 0)
     return false;
   r = reset_sockets ("/proc/thread-self/net", &detail);
+  /* No socket left, but connections that ended left their destinations
+   * in the TCP metrics cache, a channel to the next tenant. */
+  if (r == 0 && detail == NULL)
+    {
+      size_t n = 0;
+      r = reset_tcp_metrics (&n);
+      if (r == 0 && n > 0)
+        detail = xasprintf ("%zu TCP metrics entries (destinations of ended connections)", n);
+    }
   if (setns (self, CLONE_NEWNET) < 0)
     {
       /* brig must not go on in the container's namespace */
