@@ -239,8 +239,9 @@ gnl (int fd, void *req, size_t len, void (*cb) (struct nlmsghdr *m, void *arg), 
     return -1;
   for (;;)
     {
-      int n = (int) recv (fd, buf, sizeof buf, 0);
-      if (n <= 0)
+      ssize_t got = recv (fd, buf, sizeof buf, 0);
+      unsigned int n = (unsigned int) got;
+      if (got <= 0)
         return -1;
       for (struct nlmsghdr *m = (struct nlmsghdr *) buf; NLMSG_OK (m, n); m = NLMSG_NEXT (m, n))
         {

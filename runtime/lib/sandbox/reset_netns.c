@@ -38,7 +38,7 @@ gnl_talk (int fd, struct gnl_req *req, uint16_t *family, size_t *count)
   for (;;)
     {
       ssize_t got = recv (fd, buf, sizeof buf, 0);
-      int n = (int) got;
+      unsigned int n = (unsigned int) got;
       if (got < 0 && errno == EINTR)
         continue;
       if (got <= 0)
