@@ -228,3 +228,35 @@ brig_with_planted_tmp() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "metrics 0" ]
 }
+
+# The exec socket: `start` releases the init by connecting to
+# ROOT/ID/exec.sock. Its mode came from the caller's umask: with umask 0
+# and a state root others may traverse (0711, as docs/security.md
+# describes it), any local user could connect and start the container
+# behind the engine's back (whose own `start` then failed).
+@test "exec.sock: a local user cannot start a created container (umask 0, state root 0711)" {
+	requires program:setpriv
+	local pid py=/usr/bin/python3
+	[ -x "$py" ] || skip "the local user's client is $py, which is not installed"
+	chmod 0711 "$ROOT"
+	(umask 0 && create_container es)
+	pid="$(brig state es | jq .pid)"
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$py" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("refused:", e.strerror)
+    sys.exit(0)
+print("connected")
+s.recv(100)' "$ROOT/es/exec.sock"
+	echo "$output"
+	[[ "$output" == *"refused"* ]]
+	sleep 0.2
+	# still waiting for start: brig, not the container's program
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" != "sleep 1000 " ]
+	brig start es
+	wait_for_status es running
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "sleep 1000 " ]
+}
