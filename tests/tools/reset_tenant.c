@@ -20,9 +20,15 @@
  *                        print the 127.77.x.y destinations in the TCP
  *                        metrics cache (generic netlink, unprivileged),
  *                        one per line, then "metrics N"
+ *   reset_tenant flowlabel-leave N
+ *                        make N shared IPv6 flow labels 0x77001..N to ::1
+ *                        that linger 150 s after their socket is closed
+ *                        (listed in /proc/net/ip6_flowlabel); prints
+ *                        "left N"
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/in6.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/tcp_metrics.h>
@@ -342,9 +348,37 @@ metrics_read (void)
   return 0;
 }
 
+static int
+flowlabel_leave (int n)
+{
+  int fd = socket (AF_INET6, SOCK_DGRAM, 0);
+  if (fd < 0)
+    {
+      perror ("socket AF_INET6");
+      return 1;
+    }
+  for (int i = 1; i <= n; i++)
+    {
+      struct in6_flowlabel_req r = { .flr_dst = IN6ADDR_LOOPBACK_INIT,
+                                     .flr_label = htonl (0x77000 | (uint32_t) i),
+                                     .flr_action = IPV6_FL_A_GET, .flr_share = IPV6_FL_S_ANY,
+                                     .flr_flags = IPV6_FL_F_CREATE, .flr_linger = 150 };
+      if (setsockopt (fd, IPPROTO_IPV6, IPV6_FLOWLABEL_MGR, &r, sizeof r) < 0)
+        {
+          perror ("IPV6_FLOWLABEL_MGR");
+          return 1;
+        }
+    }
+  close (fd);
+  printf ("left %d\n", n);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 3 && strcmp (argv[1], "flowlabel-leave") == 0)
+    return flowlabel_leave (atoi (argv[2]));
   if (argc == 3 && strcmp (argv[1], "metrics-leave") == 0)
     return metrics_leave (atoi (argv[2]));
   if (argc == 2 && strcmp (argv[1], "metrics-read") == 0)
@@ -353,6 +387,6 @@ main (int argc, char **argv)
     return leave ();
   if (argc == 2 && strcmp (argv[1], "check") == 0)
     return check ();
-  fprintf (stderr, "usage: reset_tenant leave|check|metrics-leave N|metrics-read\n");
+  fprintf (stderr, "usage: reset_tenant leave|check|metrics-leave N|metrics-read|flowlabel-leave N\n");
   return 2;
 }

@@ -152,7 +152,7 @@ check_old_namespaces (const struct reset_ns *ns, size_t n, struct brig_reset_rep
 
 /* Whether the pinned network namespace has nothing of the tenant left: no
  * socket at all (a TIME_WAIT connection names the tenant's peers), no
- * entry in the TCP metrics cache. */
+ * entry in the TCP metrics cache, no IPv6 flow label. */
 static bool
 pinned_netns_clean (int nsfd, char **why)
 {
@@ -164,13 +164,16 @@ pinned_netns_clean (int nsfd, char **why)
     return false;
   r = reset_sockets ("/proc/thread-self/net", &detail);
   /* No socket left, but connections that ended left their destinations
-   * in the TCP metrics cache, a channel to the next tenant. */
+   * in the TCP metrics cache, and flow labels linger after their socket:
+   * channels to the next tenant. */
   if (r == 0 && detail == NULL)
     {
       size_t n = 0;
       r = reset_tcp_metrics (&n);
       if (r == 0 && n > 0)
         detail = xasprintf ("%zu TCP metrics entries (destinations of ended connections)", n);
+      if (r == 0 && detail == NULL && (r = reset_flowlabels (&n)) == 0 && n > 0)
+        detail = xasprintf ("%zu IPv6 flow labels", n);
     }
   if (setns (self, CLONE_NEWNET) < 0)
     {

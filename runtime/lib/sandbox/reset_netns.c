@@ -1,5 +1,6 @@
 /* What a tenant leaves in a network namespace without a socket: the TCP
- * metrics cache (docs/sandbox.md "The network namespace"). Every TCP
+ * metrics cache and IPv6 flow labels (docs/sandbox.md "The network
+ * namespace"). Every TCP
  * connection that ends adds an entry per destination address (RTT, cwnd)
  * to its namespace's cache, kept for an hour, and anyone in the namespace
  * can list it (TCP_METRICS_CMD_GET needs no privilege). A tenant that
@@ -8,6 +9,7 @@
  * addresses it chose carry its data to the next tenant of a reused
  * namespace. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -113,4 +115,23 @@ reset_tcp_metrics (size_t *count)
   req.g.cmd = TCP_METRICS_CMD_GET;
   req.g.version = TCP_METRICS_GENL_VERSION;
   return gnl_talk (fd, &req, &family, count);
+}
+
+int
+reset_flowlabels (size_t *count)
+{
+  /* A shared flow label lingers up to 150 s after its last socket closed,
+   * unprivileged, with the 20-bit label its maker chose, and every process
+   * of the namespace reads the table. */
+  _cleanup_free_ char *text = NULL;
+  int r = brig_read_file_at (AT_FDCWD, "/proc/thread-self/net/ip6_flowlabel", &text, NULL, NULL);
+
+  *count = 0;
+  if (r == -ENOENT)
+    return 0;   /* no IPv6 */
+  if (r < 0)
+    return r;
+  for (char *l = strchr (text, '\n'); l && l[1]; l = strchr (l + 1, '\n'))
+    (*count)++;
+  return 0;
 }
