@@ -6,6 +6,9 @@
 
 #include "utils.h"
 
+/* Larger than any real /etc/passwd, small enough to read in a moment. */
+#define BRIG_PASSWD_MAX (16 << 20)
+
 void brig_freep (void *p) { free (*(void **) p); }
 
 void
@@ -208,11 +211,26 @@ brig_mkdir_p (const char *path, mode_t mode)
 char *
 brig_passwd_field (uid_t uid, int field)
 {
-  _cleanup_fclose_ FILE *f = fopen ("/etc/passwd", "re");
+  _cleanup_fclose_ FILE *f = NULL;
   char line[1024];
+  struct stat st;
+  int fd;
 
-  if (f == NULL || field < 0 || field > 6)
+  if (field < 0 || field > 6)
     return NULL;
+  /* The container's file, read by brig before its execve (create, exec,
+   * reset): a FIFO there would block the open for ever and /dev/zero or a
+   * huge sparse file keep the loop reading, with the state lock held. Only
+   * a regular file of a sane size is read. */
+  fd = open ("/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > BRIG_PASSWD_MAX
+      || (f = fdopen (fd, "r")) == NULL)
+    {
+      close (fd);
+      return NULL;
+    }
   while (fgets (line, sizeof line, f))
     {
       char *fields[7] = { NULL };

@@ -62,8 +62,9 @@ int brig_write_string_at (int dirfd, const char *path, const char *value);
 int brig_mkdir_p (const char *path, mode_t mode);
 
 /* Field `field` (0 name .. 6 shell) of uid's entry in the current root's
- * /etc/passwd, or NULL. Read by hand, not through NSS: the entry must come
- * from the container's file, and brig links statically. */
+ * /etc/passwd, or NULL (also when it is not a regular file of at most
+ * 16 MiB). Read by hand, not through NSS: the entry must come from the
+ * container's file, and brig links statically. */
 char *brig_passwd_field (uid_t uid, int field);
 
 #endif

@@ -285,3 +285,28 @@ s.recv(100)' "$ROOT/es/exec.sock"
 	echo "$output"
 	[ "$output" = 0 ]
 }
+
+# A hostile image's /etc/passwd: brig reads it (for HOME) in the init,
+# before execve, while create (or reset) waits for it with the state lock
+# held. A FIFO there blocked the open for ever; /dev/zero kept the loop
+# reading for ever. Only a regular file is read now, and HOME falls back
+# to "/". Each run is bounded here by 20 s.
+@test "passwd: a FIFO or /dev/zero as the image's /etc/passwd does not hang run" {
+	local kind st
+	update_config '.process.args = ["sh", "-c", "echo HOME=$HOME"]'
+	for kind in fifo zero; do
+		rm -f "$BUNDLE/rootfs/etc/passwd"
+		if [ "$kind" = fifo ]; then
+			mkfifo "$BUNDLE/rootfs/etc/passwd"
+		else
+			ln -s /dev/zero "$BUNDLE/rootfs/etc/passwd"
+		fi
+		# stdio on a file: a hung init must not hold the test's pipes
+		st=0
+		timeout -k 5 20 "$RUNTIME" --root "$ROOT" run "pw-$kind" </dev/null >"$BUNDLE/pw.out" 2>&1 || st=$?
+		echo "$kind: $st $(cat "$BUNDLE/pw.out")"
+		[ "$st" -eq 0 ]
+		[ "$(cat "$BUNDLE/pw.out")" = "HOME=/" ]
+		brig delete -f "pw-$kind"
+	done
+}
