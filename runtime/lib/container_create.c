@@ -183,7 +183,12 @@ create_listen_exec_socket (int dirfd, int *fd, brig_error *err)
   s = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (s < 0)
     return brig_error_errno (err, "create the exec socket");
-  if (bind (s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (s, 1) < 0)
+  /* Connecting needs write permission on the socket, whose mode bind
+   * takes from the umask: a caller with umask 0 (and a state root others
+   * may traverse, 0711 by convention) let any local user connect and
+   * start the container. Owner only, before anyone can connect (listen). */
+  if (bind (s, (struct sockaddr *) &sa, sizeof sa) < 0
+      || fchmodat (dirfd, BRIG_EXEC_SOCKET, 0600, 0) < 0 || listen (s, 1) < 0)
     {
       int e = errno;
       close (s);

@@ -620,6 +620,15 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   r = brig_process_set_user (u, err);
   if (r < 0)
     return r;
+  /* Non-dumpable before the capabilities drop, which is what would let a
+   * process of the container (an exec, a container sharing the pid
+   * namespace) ptrace us or open /proc/PID/{environ,fd,mem} until execve:
+   * the init waits for `start` here with brig's environment and fds, its
+   * seccomp filter (noNewPrivileges) and LSM label not yet applied. Here
+   * and not earlier: the uid change above resets the flag to
+   * fs.suid_dumpable. execve makes the container's program dumpable. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    return brig_error_errno (err, "prctl PR_SET_DUMPABLE");
   r = brig_caps_apply (p->capabilities, err);
   if (r < 0)
     return r;

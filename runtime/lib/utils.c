@@ -6,6 +6,9 @@
 
 #include "utils.h"
 
+/* Larger than any real /etc/passwd, small enough to read in a moment. */
+#define BRIG_PASSWD_MAX (16 << 20)
+
 void brig_freep (void *p) { free (*(void **) p); }
 
 void
@@ -145,9 +148,20 @@ brig_write_file_atomic (int dirfd, const char *path, const char *buf, size_t len
                         mode_t mode, brig_error *err)
 {
   _cleanup_free_ char *tmp = xasprintf ("%s.tmp.%d", path, (int) getpid ());
-  _cleanup_close_ int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  _cleanup_close_ int fd = -1;
   int r;
 
+  /* The name is predictable and the directory may be someone else's (a
+   * --pid-file in a directory a less privileged user can write): never
+   * follow or reuse what is there, or a symlink planted under that name
+   * makes brig truncate and write any file it can. What is left there (a
+   * killed brig's, or planted) is removed, not followed. */
+  for (int tries = 0; fd < 0 && tries < 3; tries++)
+    {
+      fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (fd < 0 && (errno != EEXIST || unlinkat (dirfd, tmp, 0) < 0))
+        break;
+    }
   if (fd < 0)
     return brig_error_errno (err, "create %s", tmp);
   r = brig_write_all (fd, buf, len);
@@ -197,13 +211,28 @@ brig_mkdir_p (const char *path, mode_t mode)
 char *
 brig_passwd_field (uid_t uid, int field)
 {
-  /* A buffer of ours: stdio would fstat the file to size its own. */
+  /* A buffer of ours: stdio would fstat the file again to size its own. */
   char buf[4096];
-  _cleanup_fclose_ FILE *f = fopen ("/etc/passwd", "re");
+  _cleanup_fclose_ FILE *f = NULL;
   char line[1024];
+  struct stat st;
+  int fd;
 
-  if (f == NULL || field < 0 || field > 6)
+  if (field < 0 || field > 6)
     return NULL;
+  /* The container's file, read by brig before its execve (create, exec,
+   * reset): a FIFO there would block the open for ever and /dev/zero or a
+   * huge sparse file keep the loop reading, with the state lock held. Only
+   * a regular file of a sane size is read. */
+  fd = open ("/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > BRIG_PASSWD_MAX
+      || (f = fdopen (fd, "r")) == NULL)
+    {
+      close (fd);
+      return NULL;
+    }
   setvbuf (f, buf, _IOFBF, sizeof buf);
   while (fgets (line, sizeof line, f))
     {

@@ -47,7 +47,8 @@ int brig_read_fd (int fd, char **out, size_t *len, brig_error *err);
 int brig_read_file_at (int dirfd, const char *path, char **out, size_t *len, brig_error *err);
 
 /* Write buf to path (relative to dirfd) through a temporary file and
- * rename(2), so readers never see a partial file. */
+ * rename(2), so readers never see a partial file; the temporary file is
+ * always a new one (O_EXCL | O_NOFOLLOW), never a symlink planted there. */
 int brig_write_file_atomic (int dirfd, const char *path, const char *buf, size_t len,
                             mode_t mode, brig_error *err);
 
@@ -61,8 +62,9 @@ int brig_write_string_at (int dirfd, const char *path, const char *value);
 int brig_mkdir_p (const char *path, mode_t mode);
 
 /* Field `field` (0 name .. 6 shell) of uid's entry in the current root's
- * /etc/passwd, or NULL. Read by hand, not through NSS: the entry must come
- * from the container's file, and brig links statically. */
+ * /etc/passwd, or NULL (also when it is not a regular file of at most
+ * 16 MiB). Read by hand, not through NSS: the entry must come from the
+ * container's file, and brig links statically. */
 char *brig_passwd_field (uid_t uid, int field);
 
 #endif

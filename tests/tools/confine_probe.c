@@ -9,6 +9,7 @@
  *   confine_probe ptrace PID        PTRACE_SEIZE + detach; "ptrace: ok|ERRNO"
  *   confine_probe kill PID          kill(PID, 0); "kill: ok|ERRNO"
  *   confine_probe write PATH        open(PATH, O_WRONLY|O_APPEND); "write: ok|ERRNO"
+ *   confine_probe put PATH VALUE    write VALUE to PATH (a sysctl); "put: ok|ERRNO"
  *   confine_probe fds               list open fds above 2 with their targets
  *
  * Exit status 0 unless the arguments are wrong. Built with -static so it
@@ -196,6 +197,18 @@ main (int argc, char **argv)
         close (fd);
       return 0;
     }
+  if (strcmp (argv[1], "put") == 0 && argc == 4)
+    {
+      int fd = open (argv[2], O_WRONLY | O_TRUNC | O_CLOEXEC);
+      ssize_t n = -1;
+      if (fd >= 0)
+        {
+          n = write (fd, argv[3], strlen (argv[3]));
+          close (fd);
+        }
+      report ("put", n < 0 ? -1 : 0);
+      return 0;
+    }
   if (strcmp (argv[1], "fds") == 0)
     {
       DIR *d = opendir ("/proc/self/fd");
@@ -217,6 +230,6 @@ main (int argc, char **argv)
       closedir (d);
       return 0;
     }
-  fprintf (stderr, "usage: confine_probe syscall NAME...|whoami|ptrace PID|kill PID|write PATH|fds\n");
+  fprintf (stderr, "usage: confine_probe syscall NAME...|whoami|ptrace PID|kill PID|write PATH|put PATH VALUE|fds\n");
   return 2;
 }

@@ -151,7 +151,8 @@ check_old_namespaces (const struct reset_ns *ns, size_t n, struct brig_reset_rep
 }
 
 /* Whether the pinned network namespace has nothing of the tenant left: no
- * socket at all (a TIME_WAIT connection names the tenant's peers). */
+ * socket at all (a TIME_WAIT connection names the tenant's peers), no
+ * entry in the TCP metrics cache, no IPv6 flow label. */
 static bool
 pinned_netns_clean (int nsfd, char **why)
 {
@@ -162,6 +163,18 @@ pinned_netns_clean (int nsfd, char **why)
   if (self < 0 || setns (nsfd, CLONE_NEWNET) < 0)
     return false;
   r = reset_sockets ("/proc/thread-self/net", &detail);
+  /* No socket left, but connections that ended left their destinations
+   * in the TCP metrics cache, and flow labels linger after their socket:
+   * channels to the next tenant. */
+  if (r == 0 && detail == NULL)
+    {
+      size_t n = 0;
+      r = reset_tcp_metrics (&n);
+      if (r == 0 && n > 0)
+        detail = xasprintf ("%zu TCP metrics entries (destinations of ended connections)", n);
+      if (r == 0 && detail == NULL && (r = reset_flowlabels (&n)) == 0 && n > 0)
+        detail = xasprintf ("%zu IPv6 flow labels", n);
+    }
   if (setns (self, CLONE_NEWNET) < 0)
     {
       /* brig must not go on in the container's namespace */
@@ -352,6 +365,29 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
    * still runs on the new init) and the peaks the tenant left. */
   brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
   brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
+  /* The config's limits, written again: a tenant that could write its
+   * own cgroup's files (a v1 cgroupfs mounted rw, uid 0) raised them, and
+   * the kept cgroup would have handed that to the next tenant. The
+   * device rules are left: changing them needs CAP_SYS_ADMIN (v1) or
+   * detaching brig's program (v2), and they are not the tenant's. */
+  if (x->cfg->linux && x->cfg->linux->resources)
+    {
+      oci_resources res = *x->cfg->linux->resources;
+      brig_error e = { 0 };
+      bool ok;
+      res.devices = NULL;
+      res.devices_len = 0;
+      ok = brig_cgroup_update (x->cg, &res, &e) == 0;
+      reset_check_add (rep, "cgroup.limits", ok,
+                       ok ? NULL : xstrdup (e.msg ? e.msg : "linux.resources not applied"));
+      brig_error_clear (&e);
+      if (!rep->ok)
+        {
+          why = failed_names (rep);
+          return mark_failed (c, why, err);
+        }
+    }
+  brig_debug ("reset: limits %.3f ms", mono_ms () - t0);
 
   /* The pinned network namespace, when nothing of the tenant is left in it. */
   {

@@ -85,6 +85,14 @@ void reset_check_add (struct brig_reset_report *rep, const char *name, bool ok, 
  * *detail NULL when there is none. */
 int reset_sockets (const char *dir, char **detail);
 
+/* Entries in the TCP metrics cache of the calling thread's network
+ * namespace (reset_netns.c); 0 or -errno. */
+int reset_tcp_metrics (size_t *count);
+
+/* IPv6 flow labels in the calling thread's network namespace (lingering
+ * ones included); 0 or -errno. */
+int reset_flowlabels (size_t *count);
+
 /* Every check of a new init pid (after the respawn): mounts, layer,
  * tmpfs, ipc, mqueue, sockets, uts, rlimits, seccomp, usage. new_flags:
  * the namespaces that are brig's own (made new, or the pinned network

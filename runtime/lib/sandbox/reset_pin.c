@@ -96,11 +96,18 @@ brig_reset_netns_reusable (const oci_config *cfg, const struct brig_ns_plan *ns)
   if (cfg->hooks && (cfg->hooks->prestart_len || cfg->hooks->create_runtime_len
                      || cfg->hooks->create_container_len))
     return false;
-  /* uid 0 owns /proc/sys/net of its namespace even without capabilities. */
-  if (p && p->user && p->user->uid == 0
-      && !(lx && (paths_have (lx->readonly_paths, lx->readonly_paths_len, "/proc/sys")
-                  || paths_have (lx->masked_paths, lx->masked_paths_len, "/proc/sys"))))
+  /* uid 0 owns /proc/sys/net of its namespace even without capabilities,
+   * and any process can be uid 0: a config without process.user, a setuid
+   * program of the image without noNewPrivileges, `exec -u 0`. So
+   * /proc/sys must be read-only (or masked) whatever process.user says,
+   * and no other procfs may be mounted where it is not. */
+  if (!(lx && (paths_have (lx->readonly_paths, lx->readonly_paths_len, "/proc/sys")
+               || paths_have (lx->masked_paths, lx->masked_paths_len, "/proc/sys"))))
     return false;
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if (cfg->mounts[i].type && strcmp (cfg->mounts[i].type, "proc") == 0
+        && !(cfg->mounts[i].destination && strcmp (cfg->mounts[i].destination, "/proc") == 0))
+      return false;
   return true;
 }
 
