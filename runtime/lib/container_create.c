@@ -529,11 +529,8 @@ explain_init_death (struct create_ctx *c, brig_error *err)
 }
 
 void
-create_ctx_undo (struct create_ctx *c)
+create_kill_init (struct create_ctx *c)
 {
-  /* Before the kill, while the init's network namespace surely still
-   * holds the devices. */
-  brig_netdev_undo (c->netdevs);
   if (c->pidfd >= 0)
     syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
   else if (c->pid > 0)
@@ -544,6 +541,15 @@ create_ctx_undo (struct create_ctx *c)
   if (c->pid > 0 && c->pid != c->child)
     while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
       ;
+}
+
+void
+create_ctx_undo (struct create_ctx *c)
+{
+  /* Before the kill, while the init's network namespace surely still
+   * holds the devices. */
+  brig_netdev_undo (c->netdevs);
+  create_kill_init (c);
   if (c->cg)
     {
       brig_error e = { 0 };

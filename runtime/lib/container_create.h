@@ -91,6 +91,10 @@ int create_common (struct create_ctx *c, brig_error *err);
 /* Undo a failed create: kill the init, remove the cgroup and the state. */
 void create_ctx_undo (struct create_ctx *c);
 
+/* SIGKILL the init (through its pidfd) and reap it and the intermediate
+ * child, if any. */
+void create_kill_init (struct create_ctx *c);
+
 /* Fill c->st from the config, the cgroup and the sandbox settings. */
 void create_fill_state (struct create_ctx *c);
 

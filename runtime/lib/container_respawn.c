@@ -174,16 +174,7 @@ brig_container_respawn (struct brig_respawn *rs, brig_error *err)
     {
       /* The init, never the cgroup or the state: the caller marks the
        * container unusable and delete removes the rest. */
-      if (c->pidfd >= 0)
-        syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-      else if (c->pid > 0)
-        kill (c->pid, SIGKILL);
-      if (c->child > 0)
-        while (waitpid (c->child, NULL, 0) < 0 && errno == EINTR)
-          ;
-      if (c->pid > 0 && c->pid != c->child)
-        while (waitpid (c->pid, NULL, 0) < 0 && errno == EINTR)
-          ;
+      create_kill_init (c);
     }
   else
     {

@@ -10,6 +10,7 @@
 
 #include "devices.h"
 #include "log.h"
+#include "mounts.h"
 #include "paths.h"
 #include "utils.h"
 
@@ -168,22 +169,6 @@ configured (const oci_config *cfg, const char *path)
   return false;
 }
 
-/* True when the config mounts something at /dev/shm (it exists then). */
-static bool
-mounts_dev_shm (const oci_config *cfg)
-{
-  for (size_t i = 0; i < cfg->mounts_len; i++)
-    {
-      _cleanup_free_ char *clean = NULL;
-      if (cfg->mounts[i].destination == NULL)
-        continue;
-      clean = brig_path_clean (cfg->mounts[i].destination);
-      if (strcmp (clean, "/dev/shm") == 0)
-        return true;
-    }
-  return false;
-}
-
 static int
 setup_links (int devfd, bool have_shm, brig_error *err)
 {
@@ -251,7 +236,7 @@ brig_devices_setup (int rootfd, int dev, const oci_config *cfg, bool userns, bri
   umask (old);
   if (r < 0)
     return r;
-  return setup_links (devfd, mounts_dev_shm (cfg), err);
+  return setup_links (devfd, brig_config_mounts_at (cfg, "/dev/shm", NULL), err);
 }
 
 static int

@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 
 #include "mounts.h"
+#include "paths.h"
 #include "utils.h"
 
 #ifndef MS_NOSYMFOLLOW
@@ -289,4 +290,20 @@ brig_mount_options_free (struct brig_mount_options *o)
     return;
   free (o->data);
   o->data = NULL;
+}
+
+bool
+brig_config_mounts_at (const oci_config *cfg, const char *dest, const char *type)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      const oci_mount *m = &cfg->mounts[i];
+      _cleanup_free_ char *clean = NULL;
+      if (m->destination == NULL || (type && (m->type == NULL || strcmp (m->type, type) != 0)))
+        continue;
+      clean = brig_path_clean (m->destination);
+      if (strcmp (clean, dest) == 0)
+        return true;
+    }
+  return false;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "ocispec.h"
 
 #define BRIG_MOUNT_MAX_PROPAGATION 8
 
@@ -64,6 +65,10 @@ unsigned long brig_mount_attr_flags (void);
 /* True when the option name is one the table knows (flag, propagation,
  * recursive attribute or extension), i.e. it is not filesystem data. */
 bool brig_mount_option_known (const char *name);
+
+/* True when cfg mounts something of type (any type when NULL) at dest (a
+ * clean absolute path; destinations are compared cleaned). */
+bool brig_config_mounts_at (const oci_config *cfg, const char *dest, const char *type);
 
 /* The names of every option the table acts on (for `brig features`), as a
  * NULL-terminated malloc'd vector; *len receives the count. */

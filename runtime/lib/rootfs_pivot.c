@@ -169,24 +169,6 @@ struct proc_listing {
   size_t n;
 };
 
-/* True when cfg mounts a procfs on /proc: after the pivot, /proc is then
- * that procfs (nothing else may be mounted inside it, see rootfs.c). */
-static bool
-mounts_procfs (const oci_config *cfg)
-{
-  for (size_t i = 0; i < cfg->mounts_len; i++)
-    {
-      _cleanup_free_ char *dest = NULL;
-      if (cfg->mounts[i].type == NULL || strcmp (cfg->mounts[i].type, "proc") != 0
-          || cfg->mounts[i].destination == NULL)
-        continue;
-      dest = brig_path_clean (cfg->mounts[i].destination);
-      if (strcmp (dest, "/proc") == 0)
-        return true;
-    }
-  return false;
-}
-
 static void
 proc_list (int rootfd, struct proc_listing *l)
 {
@@ -377,8 +359,11 @@ rootfs_finalize (const oci_config *cfg, int root, brig_error *err)
   /* Nothing to do in the runtime's mount namespace (see rootfs_prepare). */
   if (!rootfs_has_namespace (cfg, "mount"))
     return 0;
+  /* With a procfs of the container's own on /proc (nothing else may be
+     mounted inside it, rootfs_target.c), one listing of it. */
   _cleanup_free_ struct proc_listing *proc = NULL;
-  if (l && l->readonly_paths_len + l->masked_paths_len > 0 && mounts_procfs (cfg))
+  if (l && l->readonly_paths_len + l->masked_paths_len > 0
+      && brig_config_mounts_at (cfg, "/proc", "proc"))
     {
       proc = xmalloc0 (sizeof *proc);
       proc_list (rootfd, proc);

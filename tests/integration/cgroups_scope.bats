@@ -34,6 +34,16 @@ requires_hybrid() {
 }
 
 # scope_dirs: every directory of the test's container cgroup, any hierarchy.
+# requires_unified_hugetlb: hugetlb only in a hybrid host's cgroup2, where
+# brig leaves containers out unless a resource needs it.
+requires_unified_hugetlb() {
+	requires_hybrid
+	[ ! -d /sys/fs/cgroup/hugetlb ] ||
+		skip "v1 has hugetlb here: no left-out hierarchy has a resource to set"
+	grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control ||
+		skip "hugetlb is only in the unified hierarchy and not enabled below its root; enabling it would change the host's root cgroup"
+}
+
 scope_dirs() {
 	local d
 	for d in /sys/fs/cgroup/*/"$SCOPE_TOP"/c /sys/fs/cgroup/"$SCOPE_TOP"/c; do
@@ -155,11 +165,7 @@ in_every_v1() {
 }
 
 @test "cgroups_scope: update with a resource of a left-out hierarchy joins it first" {
-	requires_hybrid
-	[ ! -d /sys/fs/cgroup/hugetlb ] ||
-		skip "v1 has hugetlb here: no left-out hierarchy has a resource to set"
-	grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control ||
-		skip "hugetlb is only in the unified hierarchy and not enabled below its root; enabling it would change the host's root cgroup"
+	requires_unified_hugetlb
 	local size
 	size="$(ls /sys/fs/cgroup/unified | sed -n 's/^hugetlb\.\([0-9]*[KMG]B\)\.max$/\1/p' | head -n1)"
 	[ -n "$size" ] || skip "no hugepage size in the cgroup2 hierarchy"
@@ -178,11 +184,7 @@ in_every_v1() {
 # A foreground run deletes its container from the cgroup handle it kept
 # unless the record grew (an update joined a hierarchy): then from the record.
 @test "cgroups_scope: a foreground run's delete removes a hierarchy an update joined" {
-	requires_hybrid
-	[ ! -d /sys/fs/cgroup/hugetlb ] ||
-		skip "v1 has hugetlb here: no left-out hierarchy has a resource to set"
-	grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control ||
-		skip "hugetlb is only in the unified hierarchy and not enabled below its root; enabling it would change the host's root cgroup"
+	requires_unified_hugetlb
 	local size runner
 	size="$(ls /sys/fs/cgroup/unified | sed -n 's/^hugetlb\.\([0-9]*[KMG]B\)\.max$/\1/p' | head -n1)"
 	[ -n "$size" ] || skip "no hugepage size in the cgroup2 hierarchy"
