@@ -25,6 +25,7 @@
 #include "container_internal.h"
 #include "hooks.h"
 #include "log.h"
+#include "mounts.h"
 #include "netdev.h"
 #include "notify.h"
 #include "process.h"
@@ -601,16 +602,6 @@ record_cgroup (const brig_cgroup *cg, void *data, brig_error *err)
   return brig_state_record_write (c->dirfd, text, &c->record_fd, err);
 }
 
-/* True when the config mounts a filesystem of this type (cgroup scope). */
-static bool
-has_mount_type (const oci_config *cfg, const char *type)
-{
-  for (size_t i = 0; i < cfg->mounts_len; i++)
-    if (cfg->mounts[i].type && strcmp (cfg->mounts[i].type, type) == 0)
-      return true;
-  return false;
-}
-
 int
 create_common (struct create_ctx *c, brig_error *err)
 {
@@ -682,8 +673,8 @@ create_common (struct create_ctx *c, brig_error *err)
     .rootless = c->rootless,
     .annotations = c->cfg->annotations,
     .shared = shared,
-    .no_cgroup_mount = !has_mount_type (c->cfg, "cgroup"),
-    .no_cgroup2_mount = !has_mount_type (c->cfg, "cgroup2"),
+    .no_cgroup_mount = !brig_config_mounts_type (c->cfg, "cgroup"),
+    .no_cgroup2_mount = !brig_config_mounts_type (c->cfg, "cgroup2"),
     .before_make = record_cgroup,
     .before_make_data = c,
   };

@@ -307,3 +307,12 @@ brig_config_mounts_at (const oci_config *cfg, const char *dest, const char *type
     }
   return false;
 }
+
+bool
+brig_config_mounts_type (const oci_config *cfg, const char *type)
+{
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    if (cfg->mounts[i].type && strcmp (cfg->mounts[i].type, type) == 0)
+      return true;
+  return false;
+}

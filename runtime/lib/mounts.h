@@ -70,6 +70,9 @@ bool brig_mount_option_known (const char *name);
  * clean absolute path; destinations are compared cleaned). */
 bool brig_config_mounts_at (const oci_config *cfg, const char *dest, const char *type);
 
+/* True when cfg mounts a filesystem of this type anywhere. */
+bool brig_config_mounts_type (const oci_config *cfg, const char *type);
+
 /* The names of every option the table acts on (for `brig features`), as a
  * NULL-terminated malloc'd vector; *len receives the count. */
 char **brig_mount_option_names (size_t *len);

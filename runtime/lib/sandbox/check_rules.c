@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mounts.h"
 #include "sandbox/check_internal.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/pod.h"
@@ -555,15 +556,6 @@ rule_devices (const oci_linux *l, struct brig_check_report *rep)
     }
 }
 
-static bool
-has_mount_type (const oci_config *cfg, const char *type)
-{
-  for (size_t i = 0; i < cfg->mounts_len; i++)
-    if (cfg->mounts[i].type && strcmp (cfg->mounts[i].type, type) == 0)
-      return true;
-  return false;
-}
-
 static void
 rule_proc_masks (const oci_config *cfg, struct brig_check_report *rep)
 {
@@ -573,7 +565,7 @@ rule_proc_masks (const oci_config *cfg, struct brig_check_report *rep)
   char **mv = l ? l->masked_paths : NULL, **rv = l ? l->readonly_paths : NULL;
   size_t mn = l ? l->masked_paths_len : 0, rn = l ? l->readonly_paths_len : 0;
 
-  if (has_mount_type (cfg, "proc"))
+  if (brig_config_mounts_type (cfg, "proc"))
     {
       for (size_t i = 0; masked[i]; i++)
         if (!strv_has (mv, mn, masked[i]))
@@ -584,7 +576,7 @@ rule_proc_masks (const oci_config *cfg, struct brig_check_report *rep)
           ADD (rep, R_PROC_UNMASKED, RULE_SEV (R_PROC_UNMASKED), xstrdup ("linux.readonlyPaths"),
                "%s is neither masked nor read-only", ro[i]);
     }
-  if (has_mount_type (cfg, "sysfs") && !strv_has (mv, mn, "/sys/firmware"))
+  if (brig_config_mounts_type (cfg, "sysfs") && !strv_has (mv, mn, "/sys/firmware"))
     ADD (rep, R_PROC_UNMASKED, RULE_SEV (R_PROC_UNMASKED), xstrdup ("linux.maskedPaths"),
          "/sys/firmware is not masked");
 }
