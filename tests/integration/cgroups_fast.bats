@@ -195,11 +195,12 @@ strace_kill_at_mkdir() {
 	requires_v1
 	update_config '.process.args = ["sleep", "100"]'
 	local base="/sys/fs/cgroup/cpuset/$TEST_CGROUP_PARENT" parent leaf flag
-	flag="$(cat "$base/cgroup.clone_children")"
 	# 1. a parent brig makes: filled from its own parent, like the leaf
 	parent="$base/$CGROUP_NAME-p"
 	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME-p/c\""
 	create_container c1
+	# (the test parent exists once a container is in it)
+	flag="$(cat "$base/cgroup.clone_children")"
 	leaf="$parent/c"
 	[ "$(cat "$parent/cpuset.cpus")" = "$(cat "$base/cpuset.cpus")" ]
 	[ "$(cat "$parent/cpuset.mems")" = "$(cat "$base/cpuset.mems")" ]

@@ -44,7 +44,8 @@ void reset_zombies_load (int dirfd, const char *cgpath, pid_t old_pid,
                          unsigned long long old_start, struct reset_zombies *zs);
 
 /* Every zombie on the host charged to cgpath (a /proc scan). */
-void reset_zombies_scan (const char *cgpath, struct reset_zombies *zs);
+void reset_zombies_scan (const char *cgpath, pid_t old_pid, unsigned long long old_start,
+                         struct reset_zombies *zs);
 
 /* Write reset.zombies for the next reset when it changed (best effort). */
 void reset_zombies_save (int dirfd, const struct reset_zombies *zs);

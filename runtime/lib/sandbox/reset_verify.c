@@ -605,13 +605,15 @@ check_usage (brig_cgroup *cg, int dirfd, pid_t old_pid, unsigned long long old_s
   /* A killed task leaves cgroup.procs before it is a zombie and stays
    * charged until it is reaped, so exits the kill started may still be
    * finishing: count the zombies, then read pids.current again (a reap in
-   * between only lowers it), for up to ~100 ms. Live tasks of the old
-   * tenant are cgroup.empty's and ns.unused's to find, not this check's. */
-  for (int i = 0; pids != UINT64_MAX && pids > 1 + zs.n && i < 50; i++)
+   * between only lowers it), for up to ~1.1 s: every 2 ms for the first
+   * 100 ms, then every 10 ms (a tenant's large address space takes a while
+   * to tear down on a loaded machine). Live tasks of the old tenant are
+   * cgroup.empty's and ns.unused's to find, not this check's. */
+  for (int i = 0; pids != UINT64_MAX && pids > 1 + zs.n && i < 150; i++)
     {
       if (i > 0)
-        nanosleep (&(struct timespec) { 0, 2 * 1000 * 1000 }, NULL);
-      reset_zombies_scan (brig_cgroup_path (cg), &zs);
+        nanosleep (&(struct timespec) { 0, (i < 50 ? 2 : 10) * 1000 * 1000 }, NULL);
+      reset_zombies_scan (brig_cgroup_path (cg), old_pid, old_start, &zs);
       brig_cgroup_usage (cg, &mem, &pids);
     }
   reset_zombies_save (dirfd, &zs);

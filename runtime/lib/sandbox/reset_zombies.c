@@ -22,24 +22,33 @@
 #include "state.h"
 #include "utils.h"
 
-/* Whether /proc/PID/cgroup (pid as text) names cgpath in some hierarchy. */
-static bool
+/* Whether /proc/PID/cgroup (pid as text) names cgpath in some hierarchy:
+ * 1 yes, 0 no, -1 cannot tell. The kernel shows an exiting task (a
+ * zombie) as "/" in every v1 hierarchy; only a cgroup2 line keeps its path,
+ * so a zombie of a container that is in no cgroup2 cgroup reads "/"
+ * everywhere. */
+static int
 proc_in_cgroup (const char *pid, const char *cgpath)
 {
   _cleanup_free_ char *text = NULL;
   size_t plen = strlen (cgpath);
+  bool all_root = true;
   char p[64];
 
   snprintf (p, sizeof p, "/proc/%s/cgroup", pid);
   if (brig_read_file_at (AT_FDCWD, p, &text, NULL, NULL) < 0)
-    return false;
+    return 0;
   for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
     {
       char *c = strchr (l, ':') ? strchr (strchr (l, ':') + 1, ':') : NULL;
-      if (c && strncmp (c + 1, cgpath, plen) == 0 && (c[1 + plen] == '\n' || c[1 + plen] == '\0'))
-        return true;
+      if (c == NULL)
+        continue;
+      if (strncmp (c + 1, cgpath, plen) == 0 && (c[1 + plen] == '\n' || c[1 + plen] == '\0'))
+        return 1;
+      if (!(c[1] == '/' && (c[2] == '\n' || c[2] == '\0')))
+        all_root = false;
     }
-  return false;
+  return all_root ? -1 : 0;
 }
 
 static bool
@@ -51,7 +60,9 @@ listed (const struct reset_zombies *zs, pid_t pid, unsigned long long start)
   return false;
 }
 
-/* Add pid when it is a zombie started at start and charged to cgpath. */
+/* Add pid when it is a zombie started at start and charged to cgpath (or
+ * the kernel cannot tell: pid and start time name a process of this
+ * cgroup, the old init or one a reset recorded). */
 static void
 take (struct reset_zombies *zs, pid_t pid, unsigned long long start, const char *cgpath)
 {
@@ -63,7 +74,7 @@ take (struct reset_zombies *zs, pid_t pid, unsigned long long start, const char 
   if (brig_proc_stat (pid, &st, &t) < 0 || st != 'Z' || t != start)
     return;
   snprintf (s, sizeof s, "%d", (int) pid);
-  if (!proc_in_cgroup (s, cgpath))
+  if (proc_in_cgroup (s, cgpath) == 0)
     return;
   zs->z[zs->n].pid = pid;
   zs->z[zs->n].start = start;
@@ -96,7 +107,8 @@ reset_zombies_load (int dirfd, const char *cgpath, pid_t old_pid, unsigned long 
 }
 
 void
-reset_zombies_scan (const char *cgpath, struct reset_zombies *zs)
+reset_zombies_scan (const char *cgpath, pid_t old_pid, unsigned long long old_start,
+                    struct reset_zombies *zs)
 {
   _cleanup_closedir_ DIR *d = opendir ("/proc");
   struct dirent *de;
@@ -109,7 +121,7 @@ reset_zombies_scan (const char *cgpath, struct reset_zombies *zs)
       unsigned long long t;
       if (de->d_name[0] < '1' || de->d_name[0] > '9'
           || brig_proc_stat ((pid_t) atoi (de->d_name), &st, &t) < 0 || st != 'Z'
-          || !proc_in_cgroup (de->d_name, cgpath))
+          || proc_in_cgroup (de->d_name, cgpath) != 1)
         continue;
       if (zs->n < BRIG_ARRAY_SIZE (zs->z))
         {
@@ -118,6 +130,9 @@ reset_zombies_scan (const char *cgpath, struct reset_zombies *zs)
         }
       zs->n++;   /* counted even beyond what the record keeps */
     }
+  /* The old init, known by pid and start time even where its cgroup
+     reads "/" (above). */
+  take (zs, old_pid, old_start, cgpath);
 }
 
 void
