@@ -334,6 +334,27 @@ count_lines (const char *path)
   return n < 0 ? 0 : n;
 }
 
+/* The entries of an mqueue directory (dfd, taken; -1 on error). */
+static int
+count_queues (int dfd)
+{
+  DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
+  struct dirent *de;
+  int n = 0;
+
+  if (d == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return -1;
+    }
+  while ((de = readdir (d)) != NULL)
+    if (de->d_name[0] != '.')
+      n++;
+  closedir (d);
+  return n;
+}
+
 /* The POSIX message queues of the current ipc namespace: a new mqueue
  * instance (fsopen makes it for the caller's ipc namespace), never mounted
  * anywhere. */
@@ -341,9 +362,7 @@ static int
 count_mqueues (void)
 {
   int fs = (int) syscall (SYS_fsopen, "mqueue", 1 /* FSOPEN_CLOEXEC */);
-  int mnt, dfd, n = 0;
-  DIR *d;
-  struct dirent *de;
+  int mnt, dfd;
 
   if (fs < 0)
     return -1;
@@ -356,13 +375,7 @@ count_mqueues (void)
   close (fs);
   dfd = openat (mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   close (mnt);
-  if (dfd < 0 || (d = fdopendir (dfd)) == NULL)
-    return -1;
-  while ((de = readdir (d)) != NULL)
-    if (de->d_name[0] != '.')
-      n++;
-  closedir (d);
-  return n;
+  return count_queues (dfd);
 }
 
 /* The same through the config's own mqueue mount, when it has one: the
@@ -383,9 +396,7 @@ count_mqueues_mounted (const oci_config *cfg, pid_t pid)
       const oci_mount *m = &cfg->mounts[i];
       _cleanup_free_ char *d = NULL;
       struct statfs sf;
-      DIR *dir;
-      struct dirent *de;
-      int fd, n = 0;
+      int fd;
       if (m->type == NULL || strcmp (m->type, "mqueue") != 0 || m->destination == NULL)
         continue;
       snprintf (root, sizeof root, "/proc/%d/root", (int) pid);
@@ -395,16 +406,12 @@ count_mqueues_mounted (const oci_config *cfg, pid_t pid)
       fd = brig_path_open_in_root (rootfd, d, O_RDONLY | O_DIRECTORY);
       if (fd < 0)
         return -1;
-      if (fstatfs (fd, &sf) < 0 || sf.f_type != MQUEUE_MAGIC || (dir = fdopendir (fd)) == NULL)
+      if (fstatfs (fd, &sf) < 0 || sf.f_type != MQUEUE_MAGIC)
         {
           close (fd);
           return -1;
         }
-      while ((de = readdir (dir)) != NULL)
-        if (de->d_name[0] != '.')
-          n++;
-      closedir (dir);
-      return n;
+      return count_queues (fd);
     }
   return -2;
 }
