@@ -114,9 +114,9 @@ create_fill_state (struct create_ctx *c)
  * without close-on-exec: every fd brig opens itself has it). The init may
  * wait in "created" for a long time, and a pipe held open there keeps the
  * engine reading create's output from ever seeing end-of-file. brig needs
- * none of them either. They are closed first thing, before brig opens its
- * own (bundle, state, cgroups): the scan then asks fcntl about a few fds
- * instead of a dozen. */
+ * none of them either. create closes them first thing, before brig opens
+ * its own (bundle, state, cgroups): the scan then asks fcntl about a few fds
+ * instead of a dozen; create_spawn_init for any other caller (reset). */
 static void
 close_inherited_fds (int preserve_fds)
 {
@@ -332,6 +332,9 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
    * keep it held while it waits for start. */
   a.close_fds[2] = c->dirfd;
 
+  /* Every init spawned (reset's too) waits without the caller's fds. */
+  if (!c->inherited_closed)
+    close_inherited_fds (c->o->listen_fds + c->o->preserve_fds);
   r = enter_child_namespaces (c, &nsc, err);
   if (r < 0)
     {
@@ -612,7 +615,9 @@ create_common (struct create_ctx *c, brig_error *err)
   int r;
 
   ensure_stdio ();
+  /* First thing, before brig opens its own: fewer fds to ask about. */
   close_inherited_fds (c->o->listen_fds + c->o->preserve_fds);
+  c->inherited_closed = true;
   r = brig_state_check_id (c->o->id, err);
   if (r < 0)
     return r;

@@ -38,6 +38,7 @@ struct create_ctx {
   int dirfd;                /* the claimed, locked state directory */
   int record_fd;            /* the ownership record, open for its init line */
   bool rootless;            /* as create decided it, once */
+  bool inherited_closed;    /* the caller's leaked fds are closed already */
   brig_cgroup *cg;
   int sync_fd;              /* parent's end */
   int console_fd;           /* console socket (given) or our end of the pty pair */

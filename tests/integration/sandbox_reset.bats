@@ -312,3 +312,18 @@ TENANT_INIT='reset_tenant check >/dev/shm/check 2>&1; reset_tenant leave >/dev/s
 	brig delete --force r9
 	assert_no_leftovers r9
 }
+
+# As create's (lifecycle.bats): the new init waits for start, so a write
+# end the caller leaked to `brig reset` (or `pool release`) must not stay
+# open in it, or an engine reading the command's output never sees its end.
+@test "reset: the new init keeps no fd the caller leaked: a pipe reaches end-of-file" {
+	run_detached lk
+	mkfifo "$BUNDLE/leak"
+	timeout 10 cat "$BUNDLE/leak" >/dev/null 3>&- &
+	local reader=$! rc=0
+	brig reset lk 5>"$BUNDLE/leak" </dev/null >"$BUNDLE/reset.out" 2>&1 || { cat "$BUNDLE/reset.out"; false; }
+	wait "$reader" || rc=$? # 124: the new init kept the write end open
+	[ "$(brig state lk | jq -r .status)" = created ]
+	[ "$rc" -eq 0 ]
+	brig delete -f lk
+}
