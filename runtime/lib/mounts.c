@@ -122,8 +122,10 @@ static const struct opt opts[] = {
 static const struct opt *
 opt_lookup (const char *name)
 {
+  /* The first byte first: a config's mounts are parsed several times per
+     create, each option against every entry. */
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (opts); i++)
-    if (strcmp (opts[i].name, name) == 0)
+    if (opts[i].name[0] == name[0] && strcmp (opts[i].name, name) == 0)
       return &opts[i];
   /* mount(8) keeps x-* and comment= for userspace helpers */
   if (strncmp (name, "x-", 2) == 0 || strncmp (name, "comment=", 8) == 0)

@@ -30,11 +30,14 @@
 
 #define NL_RECV_BUF 65536
 
-/* One rtnetlink socket with its receive buffer. */
+/* One rtnetlink socket with its receive buffer (cap bytes: a dump needs
+ * the large one; an ACK fits in a small one on the stack). */
 struct nl {
   int fd;
   uint32_t seq;
   char *buf;
+  size_t cap;
+  bool own_buf;
 };
 
 /* A request being built: header, fixed body, attributes. */
@@ -76,14 +79,23 @@ struct brig_netdevs {
 
 /* ---- rtnetlink plumbing ---- */
 
+/* buf NULL: a heap buffer of NL_RECV_BUF bytes; else the caller's. */
 static int
-nl_open (struct nl *nl)
+nl_open_buf (struct nl *nl, char *buf, size_t cap)
 {
   nl->fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (nl->fd < 0)
     return -errno;
-  nl->buf = xmalloc0 (NL_RECV_BUF);
+  nl->own_buf = buf == NULL;
+  nl->buf = buf ? buf : xrealloc (NULL, NL_RECV_BUF);
+  nl->cap = buf ? cap : NL_RECV_BUF;
   return 0;
+}
+
+static int
+nl_open (struct nl *nl)
+{
+  return nl_open_buf (nl, NULL, 0);
 }
 
 static void
@@ -92,7 +104,8 @@ nl_close (struct nl *nl)
   if (nl->fd >= 0)
     close (nl->fd);
   nl->fd = -1;
-  free (nl->buf);
+  if (nl->own_buf)
+    free (nl->buf);
   nl->buf = NULL;
 }
 
@@ -139,13 +152,17 @@ nl_call (struct nl *nl, struct nl_req *r, nl_cb cb, void *arg)
       return -errno;
   for (;;)
     {
-      ssize_t n = recv (nl->fd, nl->buf, NL_RECV_BUF, 0);
+      /* MSG_TRUNC: the datagram's whole length, so one larger than the
+         buffer is an error instead of a message cut short. */
+      ssize_t n = recv (nl->fd, nl->buf, nl->cap, MSG_TRUNC);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
         return -errno;
       if (n == 0)
         return -EPIPE;
+      if ((size_t) n > nl->cap)
+        return -EMSGSIZE;
       char *p = nl->buf;
       size_t left = (size_t) n;
       while (left >= sizeof (struct nlmsghdr))
@@ -280,9 +297,12 @@ brig_netdev_loopback_up (brig_error *err)
   struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP };
   struct nl nl = { .fd = -1 };
   struct nl_req r;
+  /* The answer is one ACK (an error echoes the request, under 512 bytes):
+     no 64 KiB buffer to fault in, in the init of every container. */
+  char buf[1024] __attribute__ ((aligned (8)));
   int ret;
 
-  ret = nl_open (&nl);
+  ret = nl_open_buf (&nl, buf, sizeof buf);
   if (ret < 0)
     return brig_error_set (err, -ret, "bring up lo: open rtnetlink");
   /* By name: no lookup round trip, and no reliance on lo's index. */
