@@ -75,6 +75,10 @@ int brig_cgroup_for_delete (brig_cgroup *cg, int dirfd, pid_t init_pid,
 /* True when the handle shares its cgroup with processes brig did not start. */
 bool brig_cgroup_is_shared (const brig_cgroup *cg);
 
+/* Mark a handle loaded from the record as a rootless container's: what the
+ * user may not write, or what create could not make, is skipped. */
+void brig_cgroup_set_rootless (brig_cgroup *cg);
+
 /* True when a process of the container (not a foreign one) is in any
  * hierarchy of the cgroup. */
 bool brig_cgroup_busy (brig_cgroup *cg);

@@ -229,7 +229,9 @@ brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
   for (size_t i = 0; i < cg->n_dirs; i++)
     {
       int r = brig_cgroup_writef (cg->dirs[i].path, "cgroup.procs", err, "%d", (int) pid);
-      if (r < 0 && rootless_denied (cg, r))
+      /* Rootless: a directory create could not make (no delegation) is
+         in the record but not on disk; the init is not in it either. */
+      if (r < 0 && (rootless_denied (cg, r) || (cg->rootless && r == -ENOENT)))
         {
           brig_error_clear (err);
           continue;

@@ -311,6 +311,12 @@ brig_cgroup_is_shared (const brig_cgroup *cg)
   return cg->shared;
 }
 
+void
+brig_cgroup_set_rootless (brig_cgroup *cg)
+{
+  cg->rootless = true;
+}
+
 static int
 cmp_pid (const void *a, const void *b)
 {

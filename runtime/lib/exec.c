@@ -324,6 +324,13 @@ join_container (struct exec_child *x, brig_error *err)
 
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   rootfd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* The waiting init is not dumpable (a process exec'd beside it must not
+   * ptrace it): /proc/PID/root then needs CAP_SYS_PTRACE, which a rootless
+   * caller lacks. The started container's process is dumpable again. */
+  if (rootfd < 0 && (errno == EACCES || errno == EPERM) && x->c->status == BRIG_STATUS_CREATED)
+    return brig_error_set (err, errno, "cannot exec in container \"%s\" before it is started: "
+                           "its init may be joined only with CAP_SYS_PTRACE (a rootless exec "
+                           "works once it runs)", x->c->id);
   if (rootfd < 0)
     return brig_error_errno (err, "open the container's root (%s)", path);
   r = brig_ns_open_process (pid, fds, err);

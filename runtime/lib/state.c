@@ -563,10 +563,15 @@ brig_container_cgroup (const brig_container *c, brig_cgroup **cg, brig_error *er
   *cg = NULL;
   r = brig_read_file_at (c->dirfd, BRIG_STATE_RECORD, &text, NULL, NULL);
   if (r == 0)
-    return brig_cgroup_load_record (text, cg, err);
-  if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
+    r = brig_cgroup_load_record (text, cg, err);
+  else if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
     return 0;
-  return brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+  else
+    r = brig_cgroup_load (c->st.cgroup_manager, c->st.cgroup_path, cg, err);
+  /* create kept (and recorded) only what the user could make */
+  if (r == 0 && *cg && c->st.rootless)
+    brig_cgroup_set_rootless (*cg);
+  return r;
 }
 
 int

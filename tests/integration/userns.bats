@@ -130,9 +130,10 @@ with_userns() {
 	[ "$(jq -r '.linux.mountExtensions.idmap.enabled' <<<"$output")" = true ]
 }
 
-@test "userns: rootless run as an unprivileged user with --root under XDG_RUNTIME_DIR" {
-	requires program:setpriv command:spec
-	local user=1000
+# rootless_bundle: $RL_DIR with a copy of the rootfs and of the runtime
+# ($rt) that user 1000 can reach, a `spec --rootless` config, and as_user.
+rootless_bundle() {
+	user=1000
 	RL_DIR="$(test_tmpdir rootless)"
 	cp -a "$BUNDLE/rootfs" "$RL_DIR/rootfs"
 	mkdir -m 0700 "$RL_DIR/xdg"
@@ -140,7 +141,7 @@ with_userns() {
 	chmod 0755 "$RL_DIR"
 	# The runtime binary must be reachable by the user: the build tree may
 	# sit under a 0700 directory (CI builds in a mktemp -d), so run a copy.
-	local rt="$RL_DIR/runtime"
+	rt="$RL_DIR/runtime"
 	cp "$RUNTIME" "$rt"
 	chmod 0755 "$rt"
 	# Everything below runs as the unprivileged user.
@@ -150,6 +151,20 @@ with_userns() {
 	}
 	run as_user sh -c "cd '$RL_DIR' && '$rt' spec --rootless"
 	[ "$status" -eq 0 ]
+}
+
+# rootless_cleanup: force-delete what the user's runtime still lists.
+rootless_cleanup() {
+	local id
+	for id in $(as_user "$rt" --root "$RL_DIR/xdg/rt" list -q 2>/dev/null); do
+		as_user "$rt" --root "$RL_DIR/xdg/rt" delete -f "$id" >/dev/null 2>&1 || true
+	done
+}
+
+@test "userns: rootless run as an unprivileged user with --root under XDG_RUNTIME_DIR" {
+	requires program:setpriv command:spec
+	local user rt
+	rootless_bundle
 	run as_user sh -c "cd '$RL_DIR' && jq '.process.terminal = false | .root.readonly = false |
 		.process.args = [\"sh\", \"-c\", \"id -u; cat /proc/self/uid_map; echo hi >/tmp/x && cat /tmp/x\"]' config.json >c && mv c config.json"
 	[ "$status" -eq 0 ]
@@ -161,6 +176,35 @@ with_userns() {
 	assert_contains "$output" "hi"
 	# State went under the user's runtime dir, owned by the user.
 	[ "$(stat -c %u "$RL_DIR/xdg/rt")" = "$user" ]
+	run as_user "$rt" --root "$RL_DIR/xdg/rt" list -q
+	[ -z "$output" ]
+}
+
+@test "userns: rootless exec joins a running container; before start it is refused by name" {
+	requires program:setpriv command:spec
+	local user rt
+	rootless_bundle
+	run as_user sh -c "cd '$RL_DIR' && jq '.process.terminal = false | .process.args = [\"sleep\", \"100\"]' config.json >c && mv c config.json"
+	[ "$status" -eq 0 ]
+	# Created, not started: the waiting init is not dumpable, so the user
+	# cannot open its /proc/PID/root; the error says so.
+	run as_user sh -c "cd '$RL_DIR' && '$rt' --root '$RL_DIR/xdg/rt' create rx </dev/null >/dev/null 2>&1"
+	[ "$status" -eq 0 ] || { rootless_cleanup; false; }
+	run as_user "$rt" --root "$RL_DIR/xdg/rt" exec rx true
+	echo "$output"
+	[ "$status" -ne 0 ] || { rootless_cleanup; false; }
+	assert_contains "$output" "before it is started" || { rootless_cleanup; false; }
+	run as_user "$rt" --root "$RL_DIR/xdg/rt" start rx
+	[ "$status" -eq 0 ] || { rootless_cleanup; false; }
+	# Started: the exec'd process is root of the container's user namespace
+	# (host uid 1000) and sees the container's sleep as pid 1.
+	run as_user "$rt" --root "$RL_DIR/xdg/rt" exec rx sh -c 'id -u; cat /proc/self/uid_map; cat /proc/1/cmdline | tr "\\0" " "'
+	echo "$output"
+	rootless_cleanup
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 0 ]
+	[[ "${lines[1]}" =~ ^[[:space:]]*0[[:space:]]+$user[[:space:]]+1$ ]]
+	[[ "${lines[2]}" == "sleep 100"* ]]
 	run as_user "$rt" --root "$RL_DIR/xdg/rt" list -q
 	[ -z "$output" ]
 }
