@@ -190,7 +190,9 @@ add_mknod_cap() {
 
 @test "cgroups: pause and resume stop and continue the processes" {
 	requires command:pause command:resume
-	update_config '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done"]'
+	# The counter is renamed into place: frozen between a truncate and its
+	# write, a plain `echo >` left the file empty for the whole pause.
+	update_config '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done"]'
 	run_detached c1
 	sleep 0.3
 	run brig pause c1
