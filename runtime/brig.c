@@ -57,7 +57,7 @@ usage (FILE *out)
            "  --systemd-cgroup       use the systemd cgroup manager\n"
            "  --rootless true|false|auto  rootless mode (default auto)\n"
            "  --debug                log debug messages\n"
-           "  --policy FILE          node policy create and run must pass (default\n"
+           "  --policy FILE          node policy create, run and exec must pass (default\n"
            "                         /etc/brig/policy.json when present; see 'brig check')\n"
            "  --help, -h             show this help\n"
            "  --version, -v          print the version\n");

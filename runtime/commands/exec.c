@@ -94,7 +94,7 @@ cmd_exec (struct brig_globals *g, int argc, char **argv)
   struct brig_exec_opts eo = { 0 };
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
+    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
   };
   _cleanup_free_ char **env = NULL;
   _cleanup_free_ char **caps = NULL;

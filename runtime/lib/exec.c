@@ -52,6 +52,7 @@
 #include "namespaces.h"
 #include "procattr.h"
 #include "process.h"
+#include "sandbox/check.h"
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
@@ -807,6 +808,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   oci_config *cfg = NULL;
   oci_process *owned = NULL;
   const oci_process *p = NULL;
+  struct brig_policy_exec pe = { .found = false };
   brig_seccomp *sc = NULL;
   brig_cgroup *cg = NULL;
   struct brig_cgroup_self cs = { .n = 0 };
@@ -833,7 +835,15 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   r = brig_container_config (c, &cfg, err);
   if (r < 0)
     return r;
+  /* The node policy: the container's own findings first (load_process
+   * changes cfg->process), then what the exec'd process adds. */
+  r = brig_policy_exec_begin (ctx->policy, cfg, &pe, err);
+  if (r < 0)
+    goto out;
   r = load_process (o, cfg, &owned, &p, err);
+  if (r < 0)
+    goto out;
+  r = brig_policy_exec_check (&pe, cfg, p, err);
   if (r < 0)
     goto out;
   r = brig_terminal_check_mode (p->terminal, o->detach, o->console_socket, err);
@@ -955,6 +965,7 @@ out:
   brig_seccomp_free (sc);
   if (owned)
     oci_process_free (owned);
+  brig_policy_exec_clear (&pe);
   oci_config_free (cfg);
   return r;
 }

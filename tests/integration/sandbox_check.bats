@@ -237,6 +237,50 @@ RULE_FIXTURES=(
 	[ -e "$BUNDLE/rootfs/ran" ]
 }
 
+@test "policy: exec is judged on what its process adds to the container's own config" {
+	requires root command:exec
+	update_config '.process.args = ["sleep", "100"]'
+	echo '{"profile":"baseline","failOn":"critical"}' >"$CHK/policy.json"
+	brig --policy "$CHK/policy.json" run -d pe </dev/null >"$BUNDLE/pe.out" 2>"$BUNDLE/pe.err"
+	# A capability outside Docker's default set, by --cap and by a process
+	# file: refused before anything runs (the old brig ran both with
+	# CAP_SYS_ADMIN in their effective set).
+	run brig --policy "$CHK/policy.json" exec --cap CAP_SYS_ADMIN pe sh -c 'grep CapEff /proc/self/status; touch /exec-ran'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_contains "$output" "the exec'd process refused by the policy $CHK/policy.json (profile baseline, fail-on critical)"
+	assert_contains "$output" "cap-added at process.capabilities"
+	assert_contains "$output" "CAP_SYS_ADMIN is outside the default set"
+	jq '.process | .args = ["touch", "/exec-ran"] | .capabilities.effective += ["CAP_SYS_ADMIN"]
+		| .capabilities.bounding += ["CAP_SYS_ADMIN"] | .capabilities.permitted += ["CAP_SYS_ADMIN"]' \
+		"$BUNDLE/config.json" >"$CHK/process.json"
+	run brig --policy "$CHK/policy.json" exec -p "$CHK/process.json" pe
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_contains "$output" "cap-added at process.capabilities"
+	[ ! -e "$BUNDLE/rootfs/exec-ran" ]
+	# What the container's own process may do, exec may do.
+	run brig --policy "$CHK/policy.json" exec pe sh -c 'touch /exec-ran && echo ok'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+	[ -e "$BUNDLE/rootfs/exec-ran" ]
+	# A policy tightened after create does not lock the container's own
+	# process out (its findings were there before), but still judges what
+	# exec adds: root inside is already a finding, CAP_SYS_ADMIN is new.
+	echo '{"profile":"restricted","failOn":"medium"}' >"$CHK/policy.json"
+	run brig --policy "$CHK/policy.json" exec pe true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run brig --policy "$CHK/policy.json" exec --cap CAP_SYS_ADMIN pe true
+	[ "$status" -ne 0 ]
+	assert_contains "$output" "cap-added"
+	# No policy: as runc, the caller decides.
+	run brig exec --cap CAP_SYS_ADMIN pe sh -c 'grep -q "^CapEff:.*[0-9a-f]" /proc/self/status && echo ran'
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+}
+
 @test "policy: a missing, malformed or misspelt policy file refuses create (fail closed)" {
 	requires root
 	update_config '.process.args = ["true"]'

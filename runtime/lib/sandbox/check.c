@@ -312,43 +312,108 @@ brig_policy_load (const char *path, struct brig_policy *pol, bool *found, brig_e
   return 0;
 }
 
+/* Whether rep holds a failing finding of the same rule saying the same
+ * (paths carry indexes, which another process's lists shift). */
+static bool
+failed_before (const struct brig_check_report *rep, const struct brig_finding *f)
+{
+  for (size_t i = 0; rep && i < rep->len; i++)
+    if (rep->findings[i].severity >= rep->fail_on && rep->findings[i].rule == f->rule
+        && strcmp (rep->findings[i].message, f->message) == 0)
+      return true;
+  return false;
+}
+
+/* -EPERM with the failing findings of rep not also in before, or 0 when
+ * there are none. what: "config.json", "the exec'd process". */
+static int
+refuse (const char *path, const struct brig_policy *pol, const struct brig_check_report *rep,
+        const struct brig_check_report *before, const char *what, brig_error *err)
+{
+  char *msg = NULL;
+  size_t len = 0, n = 0;
+  FILE *f = open_memstream (&msg, &len);
+
+  if (f == NULL)
+    abort ();
+  fprintf (f, "%s refused by the policy %s (profile %s, fail-on %s):", what,
+           path ? path : BRIG_POLICY_DEFAULT, profile_names[pol->profile],
+           severity_names[pol->fail_on]);
+  for (size_t i = 0; i < rep->len; i++)
+    if (rep->findings[i].severity >= pol->fail_on && !failed_before (before, &rep->findings[i]))
+      fprintf (f, "%s %s %s at %s: %s", n++ ? ";" : "", severity_names[rep->findings[i].severity],
+               rep->findings[i].rule->id, rep->findings[i].path, rep->findings[i].message);
+  fputs (" (see 'brig check')", f);
+  if (fclose (f) != 0)
+    abort ();
+  if (n == 0)
+    {
+      free (msg);
+      return 0;
+    }
+  /* The message says why; strerror (EPERM) would only add noise. */
+  brig_error_set (err, 0, "%s", msg);
+  err->code = EPERM;
+  free (msg);
+  return -EPERM;
+}
+
 int
 brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
 {
   struct brig_check_report rep;
   struct brig_policy pol;
   bool found;
-  char *msg = NULL;
-  size_t len = 0;
-  FILE *f;
   int r;
 
   r = brig_policy_load (path, &pol, &found, err);
   if (r < 0 || !found)
     return r;
   brig_check_config (cfg, pol.profile, pol.fail_on, &rep);
-  if (!brig_check_failed (&rep))
-    {
-      brig_check_report_clear (&rep);
-      return 0;
-    }
-  f = open_memstream (&msg, &len);
-  if (f == NULL)
-    abort ();
-  fprintf (f, "config.json refused by the policy %s (profile %s, fail-on %s):",
-           path ? path : BRIG_POLICY_DEFAULT, profile_names[pol.profile],
-           severity_names[pol.fail_on]);
-  for (size_t i = 0, n = 0; i < rep.len; i++)
-    if (rep.findings[i].severity >= pol.fail_on)
-      fprintf (f, "%s %s %s at %s: %s", n++ ? ";" : "", severity_names[rep.findings[i].severity],
-               rep.findings[i].rule->id, rep.findings[i].path, rep.findings[i].message);
-  fputs (" (see 'brig check')", f);
-  if (fclose (f) != 0)
-    abort ();
-  /* The message says why; strerror (EPERM) would only add noise. */
-  brig_error_set (err, 0, "%s", msg);
-  err->code = EPERM;
-  free (msg);
+  r = brig_check_failed (&rep) ? refuse (path, &pol, &rep, NULL, "config.json", err) : 0;
   brig_check_report_clear (&rep);
-  return -EPERM;
+  return r;
+}
+
+int
+brig_policy_exec_begin (const char *path, const oci_config *cfg, struct brig_policy_exec *pe,
+                        brig_error *err)
+{
+  int r;
+
+  memset (pe, 0, sizeof *pe);
+  pe->path = path;
+  r = brig_policy_load (path, &pe->pol, &pe->found, err);
+  if (r < 0 || !pe->found)
+    return r;
+  brig_check_config (cfg, pe->pol.profile, pe->pol.fail_on, &pe->before);
+  return 0;
+}
+
+int
+brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config *cfg,
+                        const oci_process *p, brig_error *err)
+{
+  struct brig_check_report rep;
+  oci_config view;
+  int r;
+
+  if (!pe->found)
+    return 0;
+  /* The container's config with the exec'd process in its place. */
+  view = *cfg;
+  view.process = (oci_process *) p;
+  brig_check_config (&view, pe->pol.profile, pe->pol.fail_on, &rep);
+  r = brig_check_failed (&rep)
+    ? refuse (pe->path, &pe->pol, &rep, &pe->before, "the exec'd process", err) : 0;
+  brig_check_report_clear (&rep);
+  return r;
+}
+
+void
+brig_policy_exec_clear (struct brig_policy_exec *pe)
+{
+  if (pe->found)
+    brig_check_report_clear (&pe->before);
+  pe->found = false;
 }

@@ -119,4 +119,27 @@ int brig_policy_load (const char *path, struct brig_policy *pol, bool *found, br
  * above fail_on in err. */
 int brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err);
 
+/* The node policy for exec: the container's own failing findings, taken
+ * before the exec'd process is built, so that exec is judged only on what
+ * its process adds (a policy tightened after create does not lock the
+ * container's own process out). */
+struct brig_policy_exec {
+  const char *path;   /* as given to begin (NULL: the default file) */
+  bool found;
+  struct brig_policy pol;
+  struct brig_check_report before;
+};
+
+/* Load the policy (one open(2) when there is none) and check cfg. */
+int brig_policy_exec_begin (const char *path, const oci_config *cfg, struct brig_policy_exec *pe,
+                            brig_error *err);
+
+/* 0 when cfg run with process p fails the policy on nothing the container's
+ * own config did not already fail on; else -EPERM naming the new findings. */
+int brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config *cfg,
+                            const oci_process *p, brig_error *err);
+
+/* Release what pe owns. */
+void brig_policy_exec_clear (struct brig_policy_exec *pe);
+
 #endif
