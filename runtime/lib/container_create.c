@@ -331,6 +331,11 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   /* The flock lives as long as any fd of that open file: the init must not
    * keep it held while it waits for start. */
   a.close_fds[2] = c->dirfd;
+  /* The ownership record, open for writing until the parent appends the
+   * init's line: a host file the init must not hold while it waits for
+   * start (a process of the container with CAP_SYS_PTRACE reached it
+   * through /proc/1/fd and rewrote what delete removes and kills). */
+  a.close_fds[3] = c->record_fd;
 
   /* Every init spawned (reset's too) waits without the caller's fds. */
   if (!c->inherited_closed)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# Attacks on the fast paths of session 6 (issue #15's cold-start cuts and
+# issue #13's reset): each test reproduces an attack that worked on the brig
+# before its fix (docs/security.md, "Escape classes"), from inside the
+# container or from the host side. Any cgroup mode unless a test says.
+
+load helpers
+load confine_helpers
+
+setup() {
+	requires root command:create command:exec
+	setup_bundle
+	update_config '.process.args = ["sleep", "1000"]'
+}
+
+teardown() {
+	teardown_bundle
+	return 0
+}
+
+# The fds of process PID that name a file under DIR (host side).
+fds_under() {
+	local pid="$1" dir="$2" f l
+	for f in /proc/"$pid"/fd/*; do
+		l="$(readlink "$f" 2>/dev/null)" || continue
+		[[ "$l" == "$dir"/* ]] && echo "${f##*/} $l"
+	done
+	return 0
+}
+
+# Since the ownership record's fd stayed open in create for its init line
+# (issue #15), the init was cloned holding it: pid 1 of a created container
+# kept ROOT/ID/made open for writing until execve. A process of the
+# container with CAP_SYS_PTRACE (a debugging container, a pod's sidecar in
+# the same pid namespace) reopened /proc/1/fd/N and rewrote the record,
+# which tells `delete` which cgroup directories to remove and whose
+# processes to kill or spare.
+@test "waiting init: holds no fd of the state directory (the ownership record)" {
+	local caps='["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE","CAP_SYS_PTRACE"]'
+	update_config ".process.capabilities.bounding = $caps | .process.capabilities.effective = $caps | .process.capabilities.permitted = $caps"
+	create_container wi
+	wait_for_status wi created
+	local pid before
+	pid="$(brig state wi | jq -r .pid)"
+	run fds_under "$pid" "$ROOT"
+	echo "init fds under the state root: $output"
+	[ -z "$output" ]
+	# from inside: every regular file pid 1 holds, appended to
+	before="$(cat "$ROOT/wi/made")"
+	run brig exec wi sh -c 'for f in /proc/1/fd/*; do [ -f "$f" ] || continue; case "$(readlink "$f")" in */made) echo "foreign 1 1" >>"$f" && echo WROTE;; esac; done; true'
+	echo "$output"
+	[[ "$output" != *WROTE* ]]
+	[ "$(cat "$ROOT/wi/made")" = "$before" ]
+	brig delete -f wi
+	assert_no_leftovers wi
+}
