@@ -54,3 +54,48 @@ fds_under() {
 	brig delete -f wi
 	assert_no_leftovers wi
 }
+
+# Since reset enters the pinned network namespace around the new init's
+# clone (issue #13), the fd brig kept to return to its own namespace, the
+# host's, was inherited by the new init (with the pinned namespace's fd,
+# opened from ROOT/ID/netns, and the host's /dev/null): pid 1 of the reset
+# container held a handle on the host's network namespace until start. A
+# process of the container with CAP_SYS_PTRACE took it with pidfd_getfd;
+# a process of the container with CAP_SYS_ADMIN (an `exec --cap`, handed
+# the fd over a socket) could have joined the host's network with it.
+@test "reset: the new init holds no fd of brig's network namespace nor of the state directory" {
+	requires command:reset
+	[ -x "$CONFINE_TOOLS/fd_thief" ] || skip "build tests/tools/fd_thief first (make tests/tools/fd_thief)"
+	cp "$CONFINE_TOOLS/fd_thief" "$BUNDLE/rootfs/bin/fd_thief"
+	local caps='["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE","CAP_SYS_PTRACE"]'
+	update_config ".process.capabilities.bounding = $caps | .process.capabilities.effective = $caps | .process.capabilities.permitted = $caps
+		| .annotations[\"run.brig.rootfs.ephemeral\"] = \"true\""
+	local hostns pid netns
+	hostns="$(readlink /proc/self/ns/net)"
+	create_container r1
+	wait_for_status r1 created
+	run brig reset r1 </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(brig state r1 | jq -r .status)" = created ]
+	pid="$(brig state r1 | jq -r .pid)"
+	netns="$(readlink /proc/$pid/ns/net)"
+	# the namespace was kept (else there is nothing to attack)
+	[ -e "$ROOT/r1/netns" ]
+	[ "$netns" != "$hostns" ]
+	run fds_under "$pid" "$ROOT"
+	echo "init fds under the state root: $output"
+	[ -z "$output" ]
+	run sh -c "ls -l /proc/$pid/fd | grep -F 'net:['"
+	echo "init namespace fds: $output"
+	[ -z "$output" ]
+	# from inside: every fd of pid 1, taken
+	run brig exec r1 fd_thief 1 </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *done* ]]
+	[[ "$output" != *"$hostns"* ]]
+	[[ "$output" != *"$ROOT"* ]]
+	brig delete -f r1
+	assert_no_leftovers r1
+}
