@@ -99,3 +99,56 @@ fds_under() {
 	brig delete -f r1
 	assert_no_leftovers r1
 }
+
+# exec's second child (C2) is forked from brig exec and enters the
+# container's pid namespace holding brig's fds until its execve, among
+# them the container's state directory (ROOT/ID, a directory of the host).
+# A process with CAP_SYS_PTRACE in that pid namespace took it with
+# pidfd_getfd and walked up from it to the host's root. The window is as
+# long as C2 waits: here a paused container (exec --ignore-paused, C2
+# frozen before execve) reached by a container sharing its pid namespace,
+# as a pod's are; a spinning thief in the container itself races every
+# exec (an engine's exec health check) the same way.
+@test "exec: the process entering the container holds no fd of the state directory" {
+	requires command:pause
+	[ -x "$CONFINE_TOOLS/fd_thief" ] || skip "build tests/tools/fd_thief first (make tests/tools/fd_thief)"
+	cp "$CONFINE_TOOLS/fd_thief" "$BUNDLE/rootfs/bin/fd_thief"
+	local apid c2 inner p
+	set_cgroup_path a
+	run_detached a
+	apid="$(brig state a | jq -r .pid)"
+	# b: in a's pid namespace, with CAP_SYS_PTRACE
+	local caps='["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE","CAP_SYS_PTRACE"]'
+	set_cgroup_path b
+	update_config ".process.capabilities.bounding = $caps | .process.capabilities.effective = $caps | .process.capabilities.permitted = $caps
+		| .linux.namespaces = [.linux.namespaces[] | if .type == \"pid\" then .path = \"/proc/$apid/ns/pid\" else . end]"
+	run_detached b
+	brig pause a
+	# C2 frozen before its execve
+	(brig exec --ignore-paused a sleep 5 </dev/null >/dev/null 2>&1 &)
+	c2=""
+	for _ in $(seq 100); do
+		for p in $(test_pids); do
+			grep -q -- "$CGROUP_NAME-a\$" "/proc/$p/cgroup" 2>/dev/null || continue
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = brig ] && c2="$p"
+		done
+		[ -n "$c2" ] && break
+		sleep 0.05
+	done
+	[ -n "$c2" ]
+	run fds_under "$c2" "$ROOT"
+	echo "exec's process: fds under the state root: $output"
+	[ -z "$output" ]
+	inner="$(awk '/^NSpid:/ { print $NF }' "/proc/$c2/status")"
+	run brig exec b fd_thief "$inner" </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *done* ]]
+	[[ "$output" != *"$ROOT"* ]]
+	# no directory of the host to walk from
+	[[ "$output" != *"walk "* ]]
+	brig resume a
+	brig delete -f b
+	brig delete -f a
+	assert_no_leftovers
+}

@@ -3,21 +3,26 @@
  * It takes every fd of process PID (the waiting init, pid 1 of a created
  * container) with pidfd_getfd(2), which needs ptrace rights over PID and no
  * stop, and reports what each is; an fd of a network namespace that is not
- * the thief's own is joined with setns(2).
+ * the thief's own is joined with setns(2), and from a directory fd it walks
+ * up ("../..", which the fd's own mount does not stop) and lists what is
+ * there.
  *
  *   fd_thief PID
  *
  * Prints one line per fd taken: "fd N: LINK" (LINK is what
  * /proc/self/fd/M of the copy names), then for a network namespace other
- * than its own "setns N: ok net:[INODE]" or "setns N: ERRNO", and ends
- * with "done". "pidfd_open: ERRNO" when PID cannot be reached. Built
+ * than its own "setns N: ok net:[INODE]" or "setns N: ERRNO", for a
+ * directory "walk N: NAME NAME ..." (the first entries of ../.. from it),
+ * and ends with "done". "pidfd_open: ERRNO" when PID cannot be reached. Built
  * -static to run in the busybox rootfs. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,6 +49,30 @@ link_of (int fd, char *buf, size_t size)
   char p[64];
   snprintf (p, sizeof p, "/proc/self/fd/%d", fd);
   link_of_path (p, buf, size);
+}
+
+/* The first entries of ../.. from the directory fd (taken from fd n). */
+static void
+walk (int n, int fd)
+{
+  int up = openat (fd, "../..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = up >= 0 ? fdopendir (up) : NULL;
+  struct dirent *de;
+  int k = 0;
+
+  if (d == NULL)
+    {
+      printf ("walk %d: %s\n", n, strerror (errno));
+      if (up >= 0)
+        close (up);
+      return;
+    }
+  printf ("walk %d:", n);
+  while ((de = readdir (d)) != NULL && k < 8)
+    if (de->d_name[0] != '.')
+      printf (" %s", de->d_name), k++;
+  printf ("\n");
+  closedir (d);
 }
 
 int
@@ -86,6 +115,9 @@ main (int argc, char **argv)
           else
             printf ("setns %d: %s\n", n, strerror (errno));
         }
+      struct stat st;
+      if (fstat (fd, &st) == 0 && S_ISDIR (st.st_mode))
+        walk (n, fd);
       close (fd);
     }
   printf ("done\n");
