@@ -152,3 +152,34 @@ fds_under() {
 	brig delete -f a
 	assert_no_leftovers
 }
+
+# A create killed between its record (every directory claimed, "marked")
+# and mkdir's EEXIST leaves a record that may name another container's
+# cgroup (same cgroupsPath); its delete must kill and remove nothing there
+# (issue #15's sticky mark). It killed nothing, but removed the other
+# container's empty child cgroups on its way to the busy leaf: a
+# container's own sub-cgroups (systemd's, or a tenant's with a writable
+# cgroupfs) vanished under it.
+@test "cgroups: a killed create's record naming another container's cgroup removes none of its child cgroups" {
+	requires brig
+	create_container a
+	local pid dirs d
+	pid="$(brig state a | jq -r .pid)"
+	dirs="$(grep '^made ' "$ROOT/a/made" | cut -d' ' -f2)"
+	[ -n "$dirs" ]
+	# a's own sub-cgroups, empty for now
+	for d in $dirs; do mkdir "$d/sub"; done
+	mkdir -m 0711 "$ROOT/k"
+	{
+		printf 'manager cgroupfs\npath /%s/%s\nmarked\n' "$TEST_CGROUP_PARENT" "$CGROUP_NAME"
+		for d in $dirs; do echo "made $d"; done
+	} >"$ROOT/k/made"
+	brig delete -f k
+	[ ! -e "$ROOT/k" ]
+	process_alive "$pid"
+	for d in $dirs; do
+		[ -d "$d/sub" ] || { echo "$d/sub removed" >&2; false; }
+	done
+	brig delete -f a
+	for d in $dirs; do [ ! -d "$d" ]; done
+}
