@@ -183,3 +183,45 @@ fds_under() {
 	brig delete -f a
 	for d in $dirs; do [ ! -d "$d" ]; done
 }
+
+# reset reuses a pinned network namespace when nothing of the tenant is
+# left in it (sockets, TIME_WAIT, TCP metrics, flow labels). Its traffic
+# counters were left: loopback's packets and bytes (/proc/net/dev, sysfs)
+# and the SNMP counters (/proc/net/snmp, netstat, snmp6), which no one can
+# reset and every process of the namespace reads. A tenant without any
+# capability wrote a number of its choice there (here 7 refused
+# connections to 127.0.0.1: 14 packets on lo, Tcp AttemptFails 7) and the
+# next tenant read it. A namespace whose counters moved is not reused.
+@test "reset: a tenant's traffic counters do not reach the next tenant" {
+	requires command:reset
+	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true"'
+	local ns1 ns2
+	create_container c1
+	brig start c1
+	ns1="$(readlink /proc/$(brig state c1 | jq -r .pid)/ns/net)"
+	brig exec c1 sh -c 'for i in 1 2 3 4 5 6 7; do nc 127.0.0.1 1 </dev/null; done; true' </dev/null >/dev/null 2>&1
+	run brig exec c1 sh -c "awk '/lo:/ { print \$3 }' /proc/net/dev" </dev/null
+	echo "tenant 1: lo rx packets $output"
+	[ "$output" -ge 14 ]
+	run brig reset c1 </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	ns2="$(readlink /proc/$(brig state c1 | jq -r .pid)/ns/net)"
+	echo "namespace $ns1 -> $ns2"
+	brig start c1
+	# what the next tenant reads, before it sends anything
+	run brig exec c1 sh -c "awk '/lo:/ { print \$3, \$11 }' /proc/net/dev; cat /sys/class/net/lo/statistics/rx_packets; awk '/^Tcp:/ { print \$8 }' /proc/net/snmp | tail -1" </dev/null
+	echo "tenant 2: $output"
+	[ "$(echo "$output" | head -1)" = "0 0" ]
+	[ "$(echo "$output" | sed -n 2p)" = 0 ]
+	[ "$(echo "$output" | sed -n 3p)" = 0 ]
+	[ "$ns2" != "$ns1" ]
+	# a tenant that sent nothing leaves a namespace that is reused
+	local ns3
+	run brig reset c1 </dev/null
+	[ "$status" -eq 0 ]
+	ns3="$(readlink /proc/$(brig state c1 | jq -r .pid)/ns/net)"
+	[ "$ns3" = "$ns2" ]
+	brig delete -f c1
+	assert_no_leftovers c1
+}
