@@ -314,8 +314,10 @@ sleep_ms (long ms)
     ;
 }
 
-int
-brig_cgroup_rmdir_tree (const char *dir, brig_error *err)
+/* rmdir dir, waiting up to ~0.5 s while it is busy (a killed process
+ * leaves its cgroup only after it has exited); children, when recurse. */
+static int
+rmdir_wait (const char *dir, bool recurse, brig_error *err)
 {
   _cleanup_closedir_ DIR *d = NULL;
   struct dirent *de;
@@ -324,6 +326,8 @@ brig_cgroup_rmdir_tree (const char *dir, brig_error *err)
   /* The usual case, an empty leaf, takes one syscall. */
   if (rmdir (dir) == 0 || errno == ENOENT)
     return 0;
+  if (!recurse)
+    goto wait;
   d = opendir (dir);
   if (d == NULL)
     return errno == ENOENT ? 0 : brig_error_errno (err, "open %s", dir);
@@ -340,6 +344,7 @@ brig_cgroup_rmdir_tree (const char *dir, brig_error *err)
     }
   /* A killed process leaves its cgroup only after it has exited; give it a
    * few hundred milliseconds. */
+wait:
   for (;;)
     {
       if (rmdir (dir) == 0 || errno == ENOENT)
@@ -350,6 +355,18 @@ brig_cgroup_rmdir_tree (const char *dir, brig_error *err)
       waited += delay;
       delay = delay < 32 ? delay * 2 : 32;
     }
+}
+
+int
+brig_cgroup_rmdir_tree (const char *dir, brig_error *err)
+{
+  return rmdir_wait (dir, true, err);
+}
+
+int
+brig_cgroup_rmdir_leaf (const char *dir, brig_error *err)
+{
+  return rmdir_wait (dir, false, err);
 }
 
 /* ---- dispatch ---- */

@@ -286,6 +286,9 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
       /* once one stayed busy past rmdir_tree's wait, one try each */
       if (left_busy && rmdir (cg->dirs[i].path) < 0 && errno != ENOENT)
         r = -errno;
+      else if (!left_busy && cg->no_kill)
+        /* maybe another container's: not even its empty child cgroups */
+        r = brig_cgroup_rmdir_leaf (cg->dirs[i].path, &tmp);
       else if (!left_busy)
         r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
       if (r < 0 && cg->no_kill && (r == -EBUSY || r == -ENOTEMPTY))

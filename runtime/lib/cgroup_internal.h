@@ -148,6 +148,8 @@ int brig_cgroup_read_pids (const char *dir, pid_t **pids, size_t *n, brig_error 
 /* rmdir dir and its descendants, depth first; retries EBUSY for a bounded
  * time, calling again(cg) between tries when given. 0, or -errno. */
 int brig_cgroup_rmdir_tree (const char *dir, brig_error *err);
+/* rmdir dir alone (never a child cgroup), retrying EBUSY as above. */
+int brig_cgroup_rmdir_leaf (const char *dir, brig_error *err);
 
 /* ---- ownership (cgroup_owner.c) ---- */
 

@@ -267,7 +267,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
 {
   struct brig_init_args a = {
     .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
-    .console_fd = child_console, .close_fds = { -1, -1, -1, -1 }, .stdio_fd = c->stdio_fd,
+    .console_fd = child_console, .close_fds = { -1, -1, -1, -1, -1, -1 },
+    .stdio_fd = c->stdio_fd,
     .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
@@ -331,6 +332,13 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   /* The flock lives as long as any fd of that open file: the init must not
    * keep it held while it waits for start. */
   a.close_fds[2] = c->dirfd;
+  /* The ownership record, open for writing until the parent appends the
+   * init's line: a host file the init must not hold while it waits for
+   * start (a process of the container with CAP_SYS_PTRACE reached it
+   * through /proc/1/fd and rewrote what delete removes and kills). */
+  a.close_fds[3] = c->record_fd;
+  a.close_fds[4] = c->init_closes[0];
+  a.close_fds[5] = c->init_closes[1];
 
   /* Every init spawned (reset's too) waits without the caller's fds. */
   if (!c->inherited_closed)
@@ -758,6 +766,7 @@ create_ctx_init (struct create_ctx *c, const struct brig_context *ctx,
   c->o = o;
   c->mode = mode;
   c->dirfd = c->sync_fd = c->console_fd = c->pidfd = c->stdio_fd = c->record_fd = -1;
+  c->init_closes[0] = c->init_closes[1] = -1;
   c->rootless = ctx->rootless == 1 || (ctx->rootless == -1 && geteuid () != 0);
   c->notify.fd = c->notify.host_fd = -1;
   for (int i = 0; i < BRIG_NS_COUNT; i++)

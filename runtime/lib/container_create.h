@@ -57,6 +57,9 @@ struct create_ctx {
                                brig's, or -1 (reset: /dev/null) */
   bool reset;               /* brig reset: saved config, existing state and
                                cgroup (container_respawn.c) */
+  int init_closes[2];       /* the caller's fds the init closes first, -1:
+                               none (reset: brig's own network namespace and
+                               the pinned one, held around the clone) */
 };
 
 /* True when the config has hooks the init must wait for (prestart,

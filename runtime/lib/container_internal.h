@@ -21,7 +21,7 @@ struct brig_init_args {
   int exec_fd;                 /* listening exec socket, -1 for run */
   int console_fd;              /* console socket or socketpair end, -1 */
   int stdio_fd;                /* dup'ed onto 0, 1 and 2 first, -1: keep them */
-  int close_fds[4];            /* the parent's ends, closed first (-1: none) */
+  int close_fds[6];            /* the parent's fds, closed first (-1: none) */
   int join_fd[BRIG_NS_COUNT];  /* namespaces the init joins itself */
   unsigned long unshare_flags; /* namespaces the init creates itself */
   bool userns_via_sync;        /* it unshares the user ns: parent writes maps */

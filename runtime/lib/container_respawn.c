@@ -138,7 +138,12 @@ respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
     return r;
   if (host_net >= 0 && setns (rs->netns_fd, CLONE_NEWNET) < 0)
     return brig_error_errno (err, "join the pinned network namespace");
+  /* Both are inherited by the clone: a handle on the host's network
+   * namespace must not wait for start in the container's pid 1. */
+  c->init_closes[0] = host_net;
+  c->init_closes[1] = rs->netns_fd;
   r = create_spawn_init (c, exec_fd, -1, err);
+  c->init_closes[0] = c->init_closes[1] = -1;
   if (host_net >= 0 && setns (host_net, CLONE_NEWNET) < 0)
     {
       /* brig must not go on in the container's namespace */

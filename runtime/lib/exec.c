@@ -383,6 +383,9 @@ run_process (struct exec_child *x)
   /* the cgroup2 directory it was cloned into: not the process's to keep */
   if (x->cgfd >= 0)
     close (x->cgfd);
+  /* the init's pidfd, C1's to join with */
+  if (x->c->pidfd >= 0)
+    close (brig_steal_fd (x->c->pidfd));
   if (x->cg_self)
     {
       int32_t e = 0;
@@ -457,6 +460,11 @@ run_joiner (struct exec_child *x)
       brig_error_errno (&err, "prctl PR_SET_DUMPABLE");
       goto fail;
     }
+  /* The state directory (P holds it, locked): a directory of the host that
+   * C2 would carry into the container until execve, where a process with
+   * CAP_SYS_PTRACE (pidfd_getfd needs no stop) could walk from it to the
+   * host's root. */
+  close (brig_steal_fd (x->c->dirfd));
   /* execCPUAffinity.initial: the CPUs to run on until the cgroup (and its
    * cpuset) is joined; C2 inherits it. */
   if (brig_procattr_affinity_initial (x->p, &err) < 0)

@@ -404,8 +404,14 @@ brig_init_main (struct brig_init_args *a)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);
   if (a->stdio_fd >= 0)
-    for (int fd = 0; fd < 3; fd++)
-      dup2 (a->stdio_fd, fd);
+    {
+      for (int fd = 0; fd < 3; fd++)
+        dup2 (a->stdio_fd, fd);
+      /* the host's /dev/null (reset): 0-2 are enough until the pivot
+         replaces them with the container's */
+      if (a->stdio_fd > 2)
+        close (a->stdio_fd);
+    }
   reset_signal_mask ();
   brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
   pr.seccomp_early = a->seccomp_early;

@@ -152,7 +152,7 @@ check_old_namespaces (const struct reset_ns *ns, size_t n, struct brig_reset_rep
 
 /* Whether the pinned network namespace has nothing of the tenant left: no
  * socket at all (a TIME_WAIT connection names the tenant's peers), no
- * entry in the TCP metrics cache, no IPv6 flow label. */
+ * entry in the TCP metrics cache, no IPv6 flow label, no traffic counted. */
 static bool
 pinned_netns_clean (int nsfd, char **why)
 {
@@ -174,6 +174,9 @@ pinned_netns_clean (int nsfd, char **why)
         detail = xasprintf ("%zu TCP metrics entries (destinations of ended connections)", n);
       if (r == 0 && detail == NULL && (r = reset_flowlabels (&n)) == 0 && n > 0)
         detail = xasprintf ("%zu IPv6 flow labels", n);
+      /* and every packet and error it caused, in counters */
+      if (r == 0 && detail == NULL)
+        r = reset_netns_counters (&detail);
     }
   if (setns (self, CLONE_NEWNET) < 0)
     {

@@ -94,6 +94,11 @@ int reset_tcp_metrics (size_t *count);
  * ones included); 0 or -errno. */
 int reset_flowlabels (size_t *count);
 
+/* The traffic counters of the calling thread's network namespace (its
+ * interfaces' in /proc/net/dev, the SNMP ones in snmp, netstat, snmp6):
+ * *detail names the first that is not 0 (NULL: none moved); 0 or -errno. */
+int reset_netns_counters (char **detail);
+
 /* Every check of a new init pid (after the respawn): mounts, layer,
  * tmpfs, ipc, mqueue, sockets, uts, rlimits, seccomp, usage. new_flags:
  * the namespaces that are brig's own (made new, or the pinned network

@@ -1,6 +1,6 @@
 /* What a tenant leaves in a network namespace without a socket: the TCP
- * metrics cache and IPv6 flow labels (docs/sandbox.md "The network
- * namespace"). Every TCP
+ * metrics cache, IPv6 flow labels and the traffic counters (docs/sandbox.md
+ * "The network namespace"). Every TCP
  * connection that ends adds an entry per destination address (RTT, cwnd)
  * to its namespace's cache, kept for an hour, and anyone in the namespace
  * can list it (TCP_METRICS_CMD_GET needs no privilege). A tenant that
@@ -133,5 +133,109 @@ reset_flowlabels (size_t *count)
     return r;
   for (char *l = strchr (text, '\n'); l && l[1]; l = strchr (l + 1, '\n'))
     (*count)++;
+  return 0;
+}
+
+/* Fields of /proc/net/snmp that are settings, not counters: the same in
+ * every namespace the tenant could not change (read-only /proc/sys). */
+static bool
+snmp_setting (const char *name)
+{
+  static const char *const names[] = { "Forwarding", "DefaultTTL", "RtoAlgorithm", "RtoMin",
+                                       "RtoMax", "MaxConn" };
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (names); i++)
+    if (strcmp (name, names[i]) == 0)
+      return true;
+  return false;
+}
+
+/* snmp and netstat: a line of names, then one of values, per protocol
+ * ("Tcp: RtoAlgorithm ..." / "Tcp: 1 ..."). The first counter not 0. */
+static char *
+pairs_moved (char *text)
+{
+  char *save = NULL, *names = NULL;
+
+  for (char *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      char *ns = NULL, *vs = NULL, *proto, *n, *v;
+      if (names == NULL)
+        {
+          names = l;
+          continue;
+        }
+      proto = strtok_r (names, " ", &ns);
+      strtok_r (l, " ", &vs);
+      names = NULL;
+      while ((n = strtok_r (NULL, " ", &ns)) && (v = strtok_r (NULL, " ", &vs)))
+        if (strcmp (v, "0") != 0 && !snmp_setting (n))
+          return xasprintf ("%s %s is %s", proto, n, v);
+    }
+  return NULL;
+}
+
+/* snmp6: "Name value" lines; the first value not 0. */
+static char *
+lines_moved (char *text)
+{
+  char *save = NULL;
+  for (char *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      /* "%-32s\t%lu" */
+      size_t n = strlen (l);
+      while (n > 0 && l[n - 1] >= '0' && l[n - 1] <= '9')
+        n--;
+      if (strcmp (l + n, "0") != 0 && l[n] != '\0')
+        return xasprintf ("%.*s %s", (int) strcspn (l, " \t"), l, l + n);
+    }
+  return NULL;
+}
+
+/* dev: two header lines, then "  lo: 16 numbers". */
+static char *
+dev_moved (char *text)
+{
+  char *save = NULL;
+  int k = 0;
+  for (char *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      char *c = strchr (l, ':');
+      if (k++ < 2 || c == NULL)
+        continue;
+      for (char *p = c + 1; *p; p++)
+        if (*p >= '1' && *p <= '9')
+          {
+            *c = '\0';
+            return xasprintf ("interface %s has counted traffic", l + strspn (l, " "));
+          }
+    }
+  return NULL;
+}
+
+int
+reset_netns_counters (char **detail)
+{
+  /* Loopback's packets and the SNMP counters count what the tenant sent
+   * and received, cumulatively; nothing resets them and every process of
+   * the namespace reads them, so a tenant wrote numbers of its choice
+   * there for the next one (as many refused connections as it liked, no
+   * socket left). Only a namespace where none moved is clean. */
+  static const struct { const char *file; char *(*moved) (char *); } files[] = {
+    { "dev", dev_moved }, { "snmp", pairs_moved }, { "netstat", pairs_moved },
+    { "snmp6", lines_moved },
+  };
+
+  *detail = NULL;
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (files) && *detail == NULL; i++)
+    {
+      _cleanup_free_ char *path = xasprintf ("/proc/thread-self/net/%s", files[i].file);
+      _cleanup_free_ char *text = NULL;
+      int r = brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL);
+      if (r == -ENOENT)
+        continue;   /* no IPv6 */
+      if (r < 0)
+        return r;
+      *detail = files[i].moved (text);
+    }
   return 0;
 }
