@@ -169,11 +169,7 @@ fds_under() {
 	[ -n "$dirs" ]
 	# a's own sub-cgroups, empty for now
 	for d in $dirs; do mkdir "$d/sub"; done
-	mkdir -m 0711 "$ROOT/k"
-	{
-		printf 'manager cgroupfs\npath /%s/%s\nmarked\n' "$TEST_CGROUP_PARENT" "$CGROUP_NAME"
-		for d in $dirs; do echo "made $d"; done
-	} >"$ROOT/k/made"
+	write_killed_record k $dirs
 	brig delete -f k
 	[ ! -e "$ROOT/k" ]
 	process_alive "$pid"

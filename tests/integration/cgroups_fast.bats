@@ -171,11 +171,7 @@ strace_kill_at_mkdir() {
 	[ -n "$dirs" ]
 	# What a create of the same cgroupsPath, killed before mkdir's EEXIST
 	# was written down, leaves: every directory claimed, no init line.
-	mkdir -m 0711 "$ROOT/k"
-	{
-		printf 'manager cgroupfs\npath /%s/%s\nmarked\n' "$TEST_CGROUP_PARENT" "$CGROUP_NAME"
-		for d in $dirs; do echo "made $d"; done
-	} >"$ROOT/k/made"
+	write_killed_record k $dirs
 	brig delete -f k
 	[ ! -e "$ROOT/k" ]
 	# a's process lives on, in every one of its directories

@@ -317,6 +317,19 @@ create_container() {
 	return "$rc"
 }
 
+# write_killed_record ID DIR...: the ownership record a create of the test's
+# cgroupsPath leaves when killed after claiming DIRs and before its init
+# line (marked, every directory "made"), under $ROOT/ID.
+write_killed_record() {
+	local id="$1" d
+	shift
+	mkdir -m 0711 "$ROOT/$id"
+	{
+		printf 'manager cgroupfs\npath /%s/%s\nmarked\n' "$TEST_CGROUP_PARENT" "$CGROUP_NAME"
+		for d in "$@"; do echo "made $d"; done
+	} >"$ROOT/$id/made"
+}
+
 # run_detached ID [RUN FLAGS...]: `brig run -d` like create_container.
 run_detached() {
 	local id="$1" rc=0
