@@ -343,6 +343,12 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
   double t0 = mono_ms ();
   reset_check_add (rep, "cgroup.empty", kill_everything (c, x->cg),
                    xstrdup ("processes left in the cgroup after SIGKILL (10 s)"));
+  /* The old init's pidfd has served: the new init must not inherit it. */
+  if (c->pidfd >= 0)
+    {
+      close (c->pidfd);
+      c->pidfd = -1;
+    }
   brig_debug ("reset: kill %.3f ms", mono_ms () - t0);
   /* With a pid namespace of its own, the kernel killed every process in
    * it (and in the pid namespaces below it) before its init counted as
