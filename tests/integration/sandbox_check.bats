@@ -276,9 +276,13 @@ RULE_FIXTURES=(
 	[ "$status" -ne 0 ]
 	assert_contains "$output" "cap-added"
 	# No policy: as runc, the caller decides.
-	run brig exec --cap CAP_SYS_ADMIN pe sh -c 'grep -q "^CapEff:.*[0-9a-f]" /proc/self/status && echo ran'
+	# CAP_SYS_ADMIN (bit 21) is then in the process's effective set.
+	run brig exec --cap CAP_SYS_ADMIN pe sh -c 'e=$(sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status); echo $(( (0x$e >> 21) & 1 ))'
 	[ "$status" -eq 0 ]
-	[ "$output" = ran ]
+	[ "$output" = 1 ]
+	# and without --cap it is not (the same probe, for contrast)
+	run brig exec pe sh -c 'e=$(sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status); echo $(( (0x$e >> 21) & 1 ))'
+	[ "$output" = 0 ]
 }
 
 @test "policy: a missing, malformed or misspelt policy file refuses create (fail closed)" {
