@@ -18,14 +18,18 @@ teardown() {
 	return 0
 }
 
-# The fds of process PID that name a file under DIR (host side).
-fds_under() {
-	local pid="$1" dir="$2" f l
-	for f in /proc/"$pid"/fd/*; do
-		l="$(readlink "$f" 2>/dev/null)" || continue
-		[[ "$l" == "$dir"/* ]] && echo "${f##*/} $l"
+# proc_fds PID: every fd of PID as "N target", one per line (host side).
+proc_fds() {
+	local f l
+	for f in /proc/"$1"/fd/*; do
+		l="$(readlink "$f" 2>/dev/null)" && echo "${f##*/} $l"
 	done
 	return 0
+}
+
+# The fds of process PID that name a file under DIR (host side).
+fds_under() {
+	proc_fds "$1" | awk -v d="$2/" 'index($2, d) == 1'
 }
 
 # Since the ownership record's fd stayed open in create for its init line
@@ -228,13 +232,7 @@ fds_under() {
 # process of the container with CAP_SYS_PTRACE can take with pidfd_getfd.
 # Brig's own are sockets (the exec socket and the sync socket to create).
 waiting_init_fds() {
-	local f l
-	for f in /proc/"$1"/fd/*; do
-		[ "${f##*/}" -le 2 ] && continue
-		l="$(readlink "$f" 2>/dev/null)" || continue
-		[[ "$l" == socket:* ]] || echo "${f##*/} -> $l"
-	done
-	return 0
+	proc_fds "$1" | awk '$1 > 2 && $2 !~ /^socket:/'
 }
 
 # The leaks above were found one by one (the record, namespace fds,
