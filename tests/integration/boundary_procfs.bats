@@ -92,3 +92,53 @@ run_probes() {
 	assert_contains "$output" "/proc/keys masked"
 	assert_contains "$output" "/proc/timer_list masked"
 }
+
+@test "procfs: check flags every procfs outside /proc in every profile, however spelt; a node policy refuses it at create" {
+	local chk
+	chk="$(test_tmpdir procchk)"
+	(cd "$chk" && "$RUNTIME" spec --hardened)
+	mkdir "$chk/f" "$chk/f/rootfs"
+	local m
+	for m in '{"destination":"/p2","type":"proc","source":"proc"}' \
+		'{"destination":"/proc/../p2","type":"proc","source":"proc"}' \
+		'{"destination":"//p2","type":"PROC","source":"proc"}' \
+		'{"destination":"/p2","type":"none","source":"/proc","options":["rbind"]}' \
+		'{"destination":"/p2","type":"bind","source":"//proc/./sys/","options":["bind","ro"]}' \
+		'{"destination":"/p2","type":"bind","source":"rootfs/proc","options":["rbind"]}' \
+		'{"destination":"/p2","type":"bind","source":"./rootfs//proc/sys","options":["rbind"]}' \
+		'{"destination":"/p2","type":"bind","source":"/","options":["rbind","ro"]}'; do
+		jq ".mounts += [$m]" "$chk/config.json" >"$chk/f/config.json"
+		for p in baseline restricted sandbox; do
+			run brig check --bundle "$chk/f" --profile "$p" --format json
+			echo "$p $m: $output"
+			[ "$status" -eq 1 ]
+			jq -e '[.findings[] | select(.rule == "procfs-mount" and .severity == "critical"
+				and (.path | test("^mounts\\[7\\]\\.")))] | length >= 1' <<<"$output" >/dev/null
+		done
+	done
+	# The container's /proc itself, and a bind of its /proc made before
+	# /proc is mounted (the image's empty directory), are no finding.
+	jq '.mounts = [{"destination":"/p2","type":"bind","source":"rootfs/proc","options":["rbind"]}] + .mounts' \
+		"$chk/config.json" >"$chk/f/config.json"
+	run brig check --bundle "$chk/f" --profile baseline --format json
+	[ "$(jq '[.findings[] | select(.rule == "procfs-mount")] | length' <<<"$output")" -eq 0 ]
+	# In a user namespace the host refuses its root the sysctls: medium.
+	jq '.mounts += [{"destination":"/p2","type":"proc","source":"proc"}] | .linux.namespaces += [{"type":"user"}]' \
+		"$chk/config.json" >"$chk/f/config.json"
+	run brig check --bundle "$chk/f" --profile baseline --format json --fail-on info
+	[ "$(jq -r '.findings[] | select(.rule == "procfs-mount") | .severity' <<<"$output")" = medium ]
+	rm -rf "$chk"
+
+	# Under a baseline node policy create refuses the second procfs and
+	# leaves nothing (the old brig ran it).
+	echo '{"profile":"baseline","failOn":"high"}' >"$BUNDLE/policy.json"
+	update_config '.mounts += [{"destination":"/p2","type":"proc","source":"proc"}]
+		| .linux.seccomp = {"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["getpid"],"action":"SCMP_ACT_ALLOW"}]}
+		| .process.args = ["touch", "/ran"]'
+	run brig --policy "$BUNDLE/policy.json" run pol </dev/null
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "critical procfs-mount at mounts[6].destination: a procfs is mounted at /p2, outside /proc"
+	assert_no_leftovers pol
+	[ ! -e "$BUNDLE/rootfs/ran" ]
+}

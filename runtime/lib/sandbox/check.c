@@ -1,6 +1,7 @@
 /* `brig check`: runs the rules (check_rules.c) over a config, formats the
  * report as a table or JSON, and enforces a node policy at create. */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,10 +78,23 @@ void
 brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
                    enum brig_check_severity fail_on, struct brig_check_report *rep)
 {
+  brig_check_config_at (cfg, NULL, profile, fail_on, rep);
+}
+
+void
+brig_check_config_at (const oci_config *cfg, const char *bundle, enum brig_check_profile profile,
+                      enum brig_check_severity fail_on, struct brig_check_report *rep)
+{
+  char dir[PATH_MAX];
+
   memset (rep, 0, sizeof *rep);
   rep->profile = profile;
   rep->fail_on = fail_on;
+  /* Relative mount sources are the bundle's (runtime-spec); an absolute
+   * bundle keeps them absolute for the rules that compare host paths. */
+  rep->bundle = realpath (bundle ? bundle : ".", dir) ? dir : NULL;
   check_run_rules (cfg, rep);
+  rep->bundle = NULL;
   /* Worst first; a stable insertion sort keeps rule order within a
    * severity (and the report stable from run to run). */
   for (size_t i = 1; i < rep->len; i++)
@@ -359,7 +373,8 @@ refuse (const char *path, const struct brig_policy *pol, const struct brig_check
 }
 
 int
-brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
+brig_policy_enforce (const char *path, const oci_config *cfg, const char *bundle,
+                     brig_error *err)
 {
   struct brig_check_report rep;
   struct brig_policy pol;
@@ -369,7 +384,7 @@ brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
   r = brig_policy_load (path, &pol, &found, err);
   if (r < 0 || !found)
     return r;
-  brig_check_config (cfg, pol.profile, pol.fail_on, &rep);
+  brig_check_config_at (cfg, bundle, pol.profile, pol.fail_on, &rep);
   r = brig_check_failed (&rep) ? refuse (path, &pol, &rep, NULL, "config.json", err) : 0;
   brig_check_report_clear (&rep);
   return r;
@@ -417,3 +432,4 @@ brig_policy_exec_clear (struct brig_policy_exec *pe)
     brig_check_report_clear (&pe->before);
   pe->found = false;
 }
+
