@@ -12,6 +12,9 @@
 #                            (also a dangling one), a relative source, a parent
 #   seccomp-default-permits  SCMP_ACT_ERRNO with defaultErrnoRet 0,
 #                            SCMP_ACT_TRACE, SCMP_ACT_LOG defaults
+#   update                   under a node policy, judged like exec on the
+#                            limits after the update; refused updates leave
+#                            the cgroup's limits as they were
 # Never touches /etc/brig or a host mount: the one filesystem mounted here
 # (bpf, for the bind case) is in a mount namespace the test makes.
 
@@ -155,4 +158,62 @@ finds() {
 	[ "$status" -eq 0 ]
 	fixture 'del(.linux.seccomp.defaultErrnoRet)'
 	[ "$status" -eq 0 ]
+}
+
+# cg_value FILE...: the first of the named files found in the test cgroups.
+cg_value() {
+	local d f
+	for d in $(test_cgroup_dirs); do
+		for f in "$@"; do
+			[ -f "$d/$f" ] && { cat "$d/$f"; return 0; }
+		done
+	done
+	return 1
+}
+
+@test "substance: update under a node policy is judged like exec: a limit the policy requires cannot be lifted" {
+	requires root
+	update_config '.process.args = ["sleep", "100"] | .linux.resources.pids = {"limit": 100}
+		| .linux.resources.memory = {"limit": 268435456}'
+	run_detached up
+	wait_for_status up running
+	[ "$(cg_value pids.max)" = 100 ]
+	local mem
+	mem="$(cg_value memory.limit_in_bytes memory.max)"
+	[ "$mem" = 268435456 ]
+	echo '{"profile":"restricted","failOn":"medium"}' >"$BUNDLE/policy.json"
+	local args
+	for args in "--pids-limit -1" "--pids-limit 0" "--memory -1" "--pids-limit 50 --memory -1"; do
+		# shellcheck disable=SC2086
+		run brig --policy "$BUNDLE/policy.json" update $args up
+		echo "$args: $output"
+		[ "$status" -eq 1 ]
+		assert_contains "$output" "the update refused by the policy $BUNDLE/policy.json (profile restricted, fail-on medium)"
+		[[ "$output" == *"no-pids-limit at linux.resources.pids.limit"* || "$output" == *"no-memory-limit at linux.resources.memory.limit"* ]]
+		# Nothing changed: the cgroup and the recorded config.
+		[ "$(cg_value pids.max)" = 100 ]
+		[ "$(cg_value memory.limit_in_bytes memory.max)" = "$mem" ]
+	done
+	# The resources file: the same judgement, and a device wildcard too.
+	echo '{"pids":{"limit":-1}}' >"$BUNDLE/res.json"
+	run brig --policy "$BUNDLE/policy.json" update -r "$BUNDLE/res.json" up
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "no-pids-limit"
+	run brig --policy "$BUNDLE/policy.json" update -r - up <<<'{"devices":[{"allow":true,"type":"b","access":"rwm"}]}'
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "critical devices-all at linux.resources.devices"
+	[ "$(cg_value pids.max)" = 100 ]
+	# The recorded config keeps the limits (check --container reads it).
+	run brig check --container up --profile restricted --format json
+	[ "$(jq '[.findings[] | select(.rule == "no-pids-limit" or .rule == "no-memory-limit")] | length' <<<"$output")" -eq 0 ]
+	# What the policy allows goes through.
+	run brig --policy "$BUNDLE/policy.json" update --pids-limit 50 up
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(cg_value pids.max)" = 50 ]
+	# Without a policy the caller decides, as runc.
+	run brig update --pids-limit -1 up
+	[ "$status" -eq 0 ]
+	[ "$(cg_value pids.max)" = max ]
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "cgroup_record.h"
 #include "sandbox/check_internal.h"
 #include "utils.h"
 
@@ -433,3 +434,34 @@ brig_policy_exec_clear (struct brig_policy_exec *pe)
   pe->found = false;
 }
 
+int
+brig_policy_update_check (const char *path, const oci_config *cfg, const oci_resources *res,
+                          brig_error *err)
+{
+  struct brig_policy_exec pe;
+  struct brig_check_report rep;
+  oci_config *after;
+  int r;
+
+  r = brig_policy_exec_begin (path, cfg, &pe, err);
+  if (r < 0 || !pe.found)
+    return r;
+  /* The limits as they would be after the update: the recorded config
+   * (earlier updates merged in) with res merged as record_resources will. */
+  after = oci_copy (&oci_config_type, cfg);
+  if (after == NULL)
+    r = brig_error_set (err, errno ? errno : ENOMEM, "update: copy the config");
+  if (r == 0)
+    r = brig_resources_merge (after, res, err);
+  if (r == 0)
+    {
+      brig_check_config (after, pe.pol.profile, pe.pol.fail_on, &rep);
+      r = brig_check_failed (&rep)
+        ? refuse (pe.path, &pe.pol, &rep, &pe.before, "the update", err) : 0;
+      brig_check_report_clear (&rep);
+    }
+  if (after)
+    oci_config_free (after);
+  brig_policy_exec_clear (&pe);
+  return r;
+}

@@ -152,5 +152,12 @@ int brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config 
 /* Release what pe owns. */
 void brig_policy_exec_clear (struct brig_policy_exec *pe);
 
+/* The node policy for `update`, judged like exec: 0 when cfg with res
+ * merged into its linux.resources fails the policy at path on nothing cfg
+ * itself does not already fail on; else -EPERM naming the new findings (a
+ * limit the policy requires that the update would lift). One open(2) when
+ * there is no policy. */
+int brig_policy_update_check (const char *path, const oci_config *cfg, const oci_resources *res,
+                              brig_error *err);
 
 #endif
