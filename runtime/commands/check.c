@@ -30,9 +30,10 @@ check_usage (void)
           "  --list-rules        print every rule as JSON and exit\n");
 }
 
-/* The config of --container ID, as saved at create. */
+/* The config of --container ID, as saved at create, and its bundle. */
 static int
-load_container_config (struct brig_globals *g, const char *id, oci_config **cfg, brig_error *err)
+load_container_config (struct brig_globals *g, const char *id, oci_config **cfg, char **bundle,
+                       brig_error *err)
 {
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
@@ -43,6 +44,8 @@ load_container_config (struct brig_globals *g, const char *id, oci_config **cfg,
   if (r < 0)
     return r;
   r = brig_container_config (c, cfg, err);
+  if (r == 0 && c->st.bundle)
+    *bundle = xstrdup (c->st.bundle);
   brig_container_free (c);
   return r;
 }
@@ -64,7 +67,7 @@ cmd_check (struct brig_globals *g, int argc, char **argv)
   const char *bundle = NULL, *id = NULL, *profile = NULL, *fail_on = NULL;
   struct brig_policy pol = { .profile = BRIG_PROFILE_SANDBOX, .fail_on = BRIG_CHECK_DEFAULT_FAIL_ON };
   struct brig_check_report rep;
-  _cleanup_free_ char *path = NULL, *out = NULL;
+  _cleanup_free_ char *path = NULL, *out = NULL, *saved_bundle = NULL;
   brig_error err = { 0 };
   oci_config *cfg = NULL;
   bool json = false, found;
@@ -111,7 +114,7 @@ cmd_check (struct brig_globals *g, int argc, char **argv)
 
   if (id)
     {
-      if (load_container_config (g, id, &cfg, &err) < 0)
+      if (load_container_config (g, id, &cfg, &saved_bundle, &err) < 0)
         return cli_fail (&err);
       path = xasprintf ("%s/%s/config.json", g->root, id);
     }
@@ -128,7 +131,7 @@ cmd_check (struct brig_globals *g, int argc, char **argv)
         }
     }
 
-  brig_check_config (cfg, pol.profile, pol.fail_on, &rep);
+  brig_check_config_at (cfg, id ? saved_bundle : bundle, pol.profile, pol.fail_on, &rep);
   oci_config_free (cfg);
   failed = brig_check_failed (&rep);
   out = json ? brig_check_report_json (&rep, path) : brig_check_report_text (&rep);

@@ -179,7 +179,7 @@ cmd_update (struct brig_globals *g, int argc, char **argv)
   };
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
+    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
   };
   brig_error err = { 0 };
   const char *file = NULL;

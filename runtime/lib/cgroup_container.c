@@ -8,6 +8,7 @@
 
 #include "cgroup_container.h"
 #include "cgroup_record.h"
+#include "sandbox/check.h"
 #include "state.h"
 #include "utils.h"
 
@@ -88,6 +89,19 @@ record_made (const char *dir, void *data, brig_error *err)
   return 0;
 }
 
+static int
+update_policy (const struct brig_context *ctx, const brig_container *c, const oci_resources *res,
+               brig_error *err)
+{
+  oci_config *cfg = NULL;
+  int r = brig_container_config (c, &cfg, err);
+  if (r < 0)
+    return r;
+  r = brig_policy_update_check (ctx->policy, cfg, res, err);
+  oci_config_free (cfg);
+  return r;
+}
+
 int
 brig_container_update (const struct brig_context *ctx, const char *id,
                        const oci_resources *res, brig_error *err)
@@ -100,6 +114,11 @@ brig_container_update (const struct brig_context *ctx, const char *id,
   if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
     return brig_error_set (err, 0, "container \"%s\" is not running (%s)", id,
                            brig_status_name (c->status));
+  /* The node policy judges the limits as they would be after the update,
+   * as exec is judged: before the cgroup is touched. */
+  r = update_policy (ctx, c, res, err);
+  if (r < 0)
+    return r;
   r = load_cgroup (c, &cg, err);
   if (r < 0)
     return r;

@@ -636,7 +636,7 @@ create_common (struct create_ctx *c, brig_error *err)
   if (r < 0)
     return r;
   /* Before anything exists, so a refused config leaves nothing behind. */
-  r = brig_policy_enforce (c->ctx->policy, c->cfg, err);
+  r = brig_policy_enforce (c->ctx->policy, c->cfg, c->bundle, err);
   if (r < 0)
     return r;
   p = c->cfg->process;

@@ -631,7 +631,7 @@ brig_container_restore (const struct brig_context *ctx, const struct brig_restor
   if (r < 0)
     goto out_nostate;
   /* Restore makes a container from a bundle too: the node policy holds. */
-  r = brig_policy_enforce (ctx->policy, b.cfg, err);
+  r = brig_policy_enforce (ctx->policy, b.cfg, b.dir, err);
   if (r < 0)
     goto out_nostate;
   if (b.cfg->process && b.cfg->process->has_terminal && b.cfg->process->terminal)

@@ -251,8 +251,11 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .open_source = a->new_userns ? request_mount_source : NULL,
                                  .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir };
   _cleanup_close_ int rootfd = -1;
+  __attribute__ ((cleanup (brig_rootfs_procfs_clear))) struct brig_rootfs_procfs procfs
+    = { NULL, NULL };
   int r;
 
+  ro.procfs_out = &procfs;
   /* The rootfs's fd from the mounts serves the pivot and finalize, unless
    * createContainer hooks run in between (they may mount over the path). */
   if (!(h && h->create_container_len > 0))
@@ -346,7 +349,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       if (r < 0)
         return r;
     }
-  r = rootfs_finalize (cfg, rootfd, err);
+  r = rootfs_finalize (cfg, rootfd, &procfs, err);
   if (r < 0)
     return r;
   /* Nothing of the mount setup stays open while the init waits for start. */

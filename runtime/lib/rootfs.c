@@ -12,6 +12,7 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -411,6 +412,14 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     }
   if (fstat (prepared >= 0 ? prepared : srcfd, &st) < 0)
     return brig_error_errno (err, "mount %s to %s", m->source, m->destination);
+  /* A procfs (any part of one), or a tree that may hold one: its masks are
+   * found after the mounts (rootfs_procfs.c). */
+  if (!c->procfs_elsewhere)
+    {
+      struct statfs sfs;
+      c->procfs_elsewhere = (o->recursive && S_ISDIR (st.st_mode))
+        || fstatfs (prepared >= 0 ? prepared : srcfd, &sfs) < 0 || sfs.f_type == PROC_SUPER_MAGIC;
+    }
   if (strcmp (dest, "/") == 0)
     return mount_bind_root (c, m, o, prepared >= 0 ? prepared : srcfd, prepared >= 0, &st, err);
   if (strcmp (dest, "/dev") == 0)
@@ -503,6 +512,8 @@ mount_fs_entry (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
   brig_fd_batch_add (&c->held, target);
   if (rootfs_check_dest_known (c, target, known, type, -1, err) < 0)
     return brig_error_wrap (err, "mount %s to %s", mount_name (m), m->destination);
+  if (type && strcasecmp (type, "proc") == 0 && (known == NULL || strcmp (known, "/proc") != 0))
+    c->procfs_elsewhere = true;
   /* /dev is filled after the mounts; rootfs_finalize makes it read-only. */
   if (strcmp (dest, "/dev") == 0)
     flags &= ~MS_RDONLY;
@@ -729,6 +740,9 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   for (size_t i = 0; i < cfg->mounts_len; i++)
     if ((r = mount_entry (&c, i, err)) < 0)
       goto out;
+  if (c.procfs_elsewhere && opts && opts->procfs_out && rootfs_procfs_has_masks (cfg)
+      && (r = rootfs_procfs_find (&c, opts->procfs_out, err)) < 0)
+    goto out;
   if (needs_dev_setup (cfg))
     {
       /* The device nodes follow the same rule as a /dev mount; the

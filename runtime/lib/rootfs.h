@@ -15,6 +15,17 @@
 #include "sandbox/ephemeral.h"
 #include "sync.h"
 
+/* The config's readonlyPaths and maskedPaths under /proc mapped into every
+ * other procfs mount of the container (rootfs_procfs.c): in-container
+ * paths, NULL-terminated lists, or NULL. */
+struct brig_rootfs_procfs {
+  char **readonly;
+  char **masked;
+};
+
+/* Release the lists of p. */
+void brig_rootfs_procfs_clear (struct brig_rootfs_procfs *p);
+
 struct brig_rootfs_opts {
   bool no_pivot;     /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
   bool userns;       /* the container has a new user namespace: bind device
@@ -44,6 +55,10 @@ struct brig_rootfs_opts {
    * every mount is in place (the caller closes it; rootfs_pivot and
    * rootfs_finalize take it instead of opening the root again). */
   int *rootfd_out;
+  /* NULL, or where rootfs_prepare puts the paths that rootfs_finalize must
+   * also make read-only or mask: the config's /proc paths below every other
+   * procfs the mounts made (the caller clears it). */
+  struct brig_rootfs_procfs *procfs_out;
 };
 
 /* Check root, mounts (destinations, options, idmap requirements),
@@ -70,9 +85,12 @@ int rootfs_prepare (const oci_config *cfg, const char *rootfs,
 int rootfs_pivot (const oci_config *cfg, const char *rootfs, int rootfd, bool no_pivot,
                   struct stat stdio_st[3], unsigned *stdio_known, brig_error *err);
 
-/* After pivot: maskedPaths, readonlyPaths, root.readonly, and the final
- * propagation of "/". rootfd (as for rootfs_pivot): the root, or -1. */
-int rootfs_finalize (const oci_config *cfg, int rootfd, brig_error *err);
+/* After pivot: maskedPaths, readonlyPaths (and their copies for other
+ * procfs mounts, procfs: rootfs_prepare's procfs_out, may be NULL),
+ * root.readonly, and the final propagation of "/". rootfd (as for
+ * rootfs_pivot): the root, or -1. */
+int rootfs_finalize (const oci_config *cfg, int rootfd, const struct brig_rootfs_procfs *procfs,
+                     brig_error *err);
 
 /* In the parent: open mounts[i].source (relative: to bundle) O_PATH with
  * brig's rights, resolved as the host does but inside the mount namespace

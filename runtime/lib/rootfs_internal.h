@@ -22,6 +22,9 @@ struct rootfs_ctx {
   /* the root of the tmpfs this create mounted on /dev while it is still
    * as made (empty but for what later entries put there), else -1 */
   int fresh_dev;
+  /* a mount may have put a procfs somewhere other than /proc: a "proc"
+   * mount elsewhere, a bind from a procfs, an rbind of a directory */
+  bool procfs_elsewhere;
 };
 
 /* True when cfg->linux->namespaces lists type. */
@@ -90,6 +93,16 @@ int rootfs_attach_tree_at (int tree, int dirfd, const char *name,
  * the container's cgroups without one), as runc does. */
 int rootfs_mount_cgroup (struct rootfs_ctx *c, const oci_mount *m, const char *dest,
                          const struct brig_mount_options *o, brig_error *err);
+
+/* ---- rootfs_procfs.c ---- */
+
+/* Whether cfg has readonlyPaths or maskedPaths under /proc. */
+bool rootfs_procfs_has_masks (const oci_config *cfg);
+
+/* After the mounts, before the pivot: the config's paths under /proc mapped
+ * below every procfs mount in the rootfs but /proc itself, into out. */
+int rootfs_procfs_find (const struct rootfs_ctx *c, struct brig_rootfs_procfs *out,
+                        brig_error *err);
 
 /* tmpcopyup: copy the content of directory src into dst (owners, modes,
  * times, symlinks, nodes where allowed), never following symlinks. */

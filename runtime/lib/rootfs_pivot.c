@@ -212,8 +212,10 @@ proc_entry (const struct proc_listing *l, const char *path)
  * container's /dev/null over anything else (one bind through the
  * /proc/self/fd paths of both fds, where open_tree + move_mount take two
  * calls and a close). The target is resolved once, inside the root; *devnull
- * caches the node's fd across calls (-1 at first). The fds opened go to
- * fds, which the caller closes after the last path. */
+ * caches the node's fd across calls (-1 at first; the caller closes it, not
+ * the batch: a full batch is closed early, and a number closed there could
+ * be reused by the next target). The other fds opened go to fds, which the
+ * caller closes after the last path. */
 static int
 mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds,
            const struct proc_listing *proc, brig_error *err)
@@ -244,7 +246,6 @@ mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds
           if (fd < 0)
             return brig_error_set (err, -fd, "mask %s: open /dev/null", path);
           *devnull = fd;
-          brig_fd_batch_add (fds, fd);
           if (fstat (fd, &nst) < 0 || !S_ISCHR (nst.st_mode) || nst.st_rdev != makedev (1, 3))
             return brig_error_set (err, EINVAL, "mask %s: /dev/null is not the null device",
                                    path);
@@ -344,7 +345,8 @@ dev_wants_ro (const oci_config *cfg)
 }
 
 int
-rootfs_finalize (const oci_config *cfg, int root, brig_error *err)
+rootfs_finalize (const oci_config *cfg, int root, const struct brig_rootfs_procfs *procfs,
+                 brig_error *err)
 {
   /* The fd of the new root from before the pivot is "/" now. */
   _cleanup_close_ int opened = root >= 0 ? -1 : open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -372,7 +374,14 @@ rootfs_finalize (const oci_config *cfg, int root, brig_error *err)
     r = readonly_path (rootfd, l->readonly_paths[i], &fds, proc, err);
   for (size_t i = 0; r == 0 && l && i < l->masked_paths_len; i++)
     r = mask_path (rootfd, l->masked_paths[i], &devnull, &fds, proc, err);
+  /* The same paths below every other procfs (rootfs_procfs.c). */
+  for (size_t i = 0; r == 0 && procfs && procfs->readonly && procfs->readonly[i]; i++)
+    r = readonly_path (rootfd, procfs->readonly[i], &fds, NULL, err);
+  for (size_t i = 0; r == 0 && procfs && procfs->masked && procfs->masked[i]; i++)
+    r = mask_path (rootfd, procfs->masked[i], &devnull, &fds, NULL, err);
   brig_fd_batch_close (&fds);
+  if (devnull >= 0)
+    close (devnull);
   if (r < 0)
     return r;
   if (dev_wants_ro (cfg) && (r = make_mount_readonly (rootfd, "/dev", err)) < 0)

@@ -81,6 +81,10 @@ RULE_FIXTURES=(
 	'no-pids-limit' 'del(.linux.resources.pids)'
 	'no-cpu-limit' 'del(.linux.resources.cpu)'
 	'egress-unset' 'del(.annotations["run.brig.egress"])'
+	'procfs-mount' '.mounts += [{"destination":"/p2","type":"proc","source":"proc"}]'
+	'kernel-fs-mount' '.mounts += [{"destination":"/t","type":"tracefs","source":"nodev"}]'
+	'block-device-mount' '.mounts += [{"destination":"/d","type":"ext4","source":"/dev/sda1","options":["ro"]}]'
+	'seccomp-default-permits' '.linux.seccomp.defaultErrnoRet = 0'
 )
 
 @test "check: spec --sandbox passes the sandbox profile with no finding at any severity" {
@@ -136,7 +140,8 @@ RULE_FIXTURES=(
 		check_fixture ".mounts += [{\"destination\":\"/x\",\"type\":\"bind\",\"source\":\"$src\",\"options\":[\"rbind\",\"ro\"]}]"
 		echo "$src: $(rules_of)"
 		[ "$status" -eq 1 ]
-		[ "$(rules_of)" = "sensitive-mount " ]
+		# (a procfs source is also procfs-mount's, issue #22)
+		[ "$(rules_of | sed 's/procfs-mount //')" = "sensitive-mount " ]
 	done
 	# An engine socket is critical even read-only; /etc read-only is high.
 	check_fixture '.mounts += [{"destination":"/x","type":"bind","source":"/run/podman/podman.sock","options":["bind","ro"]}]'

@@ -1,6 +1,7 @@
 /* `brig check`: runs the rules (check_rules.c) over a config, formats the
  * report as a table or JSON, and enforces a node policy at create. */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "cgroup_record.h"
 #include "sandbox/check_internal.h"
 #include "utils.h"
 
@@ -77,10 +79,23 @@ void
 brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
                    enum brig_check_severity fail_on, struct brig_check_report *rep)
 {
+  brig_check_config_at (cfg, NULL, profile, fail_on, rep);
+}
+
+void
+brig_check_config_at (const oci_config *cfg, const char *bundle, enum brig_check_profile profile,
+                      enum brig_check_severity fail_on, struct brig_check_report *rep)
+{
+  char dir[PATH_MAX];
+
   memset (rep, 0, sizeof *rep);
   rep->profile = profile;
   rep->fail_on = fail_on;
+  /* Relative mount sources are the bundle's (runtime-spec); an absolute
+   * bundle keeps them absolute for the rules that compare host paths. */
+  rep->bundle = realpath (bundle ? bundle : ".", dir) ? dir : NULL;
   check_run_rules (cfg, rep);
+  rep->bundle = NULL;
   /* Worst first; a stable insertion sort keeps rule order within a
    * severity (and the report stable from run to run). */
   for (size_t i = 1; i < rep->len; i++)
@@ -359,7 +374,8 @@ refuse (const char *path, const struct brig_policy *pol, const struct brig_check
 }
 
 int
-brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
+brig_policy_enforce (const char *path, const oci_config *cfg, const char *bundle,
+                     brig_error *err)
 {
   struct brig_check_report rep;
   struct brig_policy pol;
@@ -369,7 +385,7 @@ brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
   r = brig_policy_load (path, &pol, &found, err);
   if (r < 0 || !found)
     return r;
-  brig_check_config (cfg, pol.profile, pol.fail_on, &rep);
+  brig_check_config_at (cfg, bundle, pol.profile, pol.fail_on, &rep);
   r = brig_check_failed (&rep) ? refuse (path, &pol, &rep, NULL, "config.json", err) : 0;
   brig_check_report_clear (&rep);
   return r;
@@ -416,4 +432,36 @@ brig_policy_exec_clear (struct brig_policy_exec *pe)
   if (pe->found)
     brig_check_report_clear (&pe->before);
   pe->found = false;
+}
+
+int
+brig_policy_update_check (const char *path, const oci_config *cfg, const oci_resources *res,
+                          brig_error *err)
+{
+  struct brig_policy_exec pe;
+  struct brig_check_report rep;
+  oci_config *after;
+  int r;
+
+  r = brig_policy_exec_begin (path, cfg, &pe, err);
+  if (r < 0 || !pe.found)
+    return r;
+  /* The limits as they would be after the update: the recorded config
+   * (earlier updates merged in) with res merged as record_resources will. */
+  after = oci_copy (&oci_config_type, cfg);
+  if (after == NULL)
+    r = brig_error_set (err, errno ? errno : ENOMEM, "update: copy the config");
+  if (r == 0)
+    r = brig_resources_merge (after, res, err);
+  if (r == 0)
+    {
+      brig_check_config (after, pe.pol.profile, pe.pol.fail_on, &rep);
+      r = brig_check_failed (&rep)
+        ? refuse (pe.path, &pe.pol, &rep, &pe.before, "the update", err) : 0;
+      brig_check_report_clear (&rep);
+    }
+  if (after)
+    oci_config_free (after);
+  brig_policy_exec_clear (&pe);
+  return r;
 }

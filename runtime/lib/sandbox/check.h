@@ -55,6 +55,8 @@ struct brig_check_report {
   struct brig_finding *findings;
   size_t len;
   size_t counts[BRIG_SEV_COUNT];
+  const char *bundle;  /* absolute; relative bind sources and root.path are
+                          found there (NULL: the current directory) */
 };
 
 /* Parse a profile name (baseline, restricted, sandbox); 0 or -EINVAL. */
@@ -74,6 +76,12 @@ const char *brig_check_severity_name (enum brig_check_severity s);
  * a field that is absent is judged as the runtime would apply it. */
 void brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
                         enum brig_check_severity fail_on, struct brig_check_report *rep);
+
+/* brig_check_config for the config of the bundle directory bundle (NULL:
+ * the current directory), where relative mount sources are resolved. */
+void brig_check_config_at (const oci_config *cfg, const char *bundle,
+                           enum brig_check_profile profile, enum brig_check_severity fail_on,
+                           struct brig_check_report *rep);
 
 /* Whether rep holds a finding at or above its fail_on severity. */
 bool brig_check_failed (const struct brig_check_report *rep);
@@ -114,10 +122,12 @@ struct brig_policy {
  * (fail closed). */
 int brig_policy_load (const char *path, struct brig_policy *pol, bool *found, brig_error *err);
 
-/* Enforce the node policy on cfg before create touches the system: 0 when
- * there is no policy or cfg passes it; else -EPERM with the findings at or
- * above fail_on in err. */
-int brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err);
+/* Enforce the node policy on cfg (of the bundle directory bundle, NULL: the
+ * current directory) before create touches the system: 0 when there is no
+ * policy or cfg passes it; else -EPERM with the findings at or above
+ * fail_on in err. */
+int brig_policy_enforce (const char *path, const oci_config *cfg, const char *bundle,
+                         brig_error *err);
 
 /* The node policy for exec: the container's own failing findings, taken
  * before the exec'd process is built, so that exec is judged only on what
@@ -141,5 +151,13 @@ int brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config 
 
 /* Release what pe owns. */
 void brig_policy_exec_clear (struct brig_policy_exec *pe);
+
+/* The node policy for `update`, judged like exec: 0 when cfg with res
+ * merged into its linux.resources fails the policy at path on nothing cfg
+ * itself does not already fail on; else -EPERM naming the new findings (a
+ * limit the policy requires that the update would lift). One open(2) when
+ * there is no policy. */
+int brig_policy_update_check (const char *path, const oci_config *cfg, const oci_resources *res,
+                              brig_error *err);
 
 #endif

@@ -23,6 +23,7 @@ enum {
   R_DEVICES_ALL, R_HOST_DEVICE, R_PROC_UNMASKED, R_KERNEL_FS_WRITABLE, R_SYSCTL_UNSAFE,
   R_ROOTFS_WRITABLE, R_NO_MEMORY_LIMIT, R_NO_PIDS_LIMIT, R_NO_CPU_LIMIT,
   R_EGRESS_UNSET,
+  R_PROCFS_MOUNT, R_KERNEL_FS_MOUNT, R_BLOCK_DEVICE_MOUNT, R_SECCOMP_DEFAULT_PERMITS,
   R_COUNT
 };
 
@@ -144,6 +145,32 @@ const struct brig_check_rule brig_check_rules[R_COUNT] = {
     "brig issue #12 egress policy; NIST 4.4.3; CWE-918",
     "with no egress policy the container reaches the cloud metadata endpoint, link-local and private services (SSRF)",
     "set annotations[\"run.brig.egress\"] to public, allowlist or none (docs/sandbox.md)" },
+  /* Judged by what is mounted, wherever and however spelt (check_mounts.c). */
+  [R_PROCFS_MOUNT] = { "procfs-mount", BRIG_SEV_CRITICAL, B,
+    "PSS baseline /proc Mount Type; CIS 5.4; brig issue #22",
+    "linux.maskedPaths and readonlyPaths are written for /proc: a second procfs (or a bind of one) "
+    "elsewhere shows the same files unmasked, and without a user namespace its "
+    "sys/kernel/core_pattern is the host's (\"|/prog\" runs a program as host root)",
+    "remove the mount: mount procfs once, at /proc" },
+  [R_KERNEL_FS_MOUNT] = { "kernel-fs-mount", BRIG_SEV_CRITICAL, B,
+    "CIS 5.4; NIST 4.4.4; brig issue #22",
+    "debugfs, tracefs, securityfs, bpf, configfs, efivarfs and binfmt_misc are the host "
+    "kernel's own state: kprobes, LSM policy, pinned BPF maps, firmware variables, "
+    "interpreters run for every program on the host",
+    "remove the mount" },
+  [R_BLOCK_DEVICE_MOUNT] = { "block-device-mount", BRIG_SEV_CRITICAL, B,
+    "CIS 5.17; PSS baseline HostPath Volumes; brig issue #22",
+    "a filesystem of a host block device (ext4, xfs, btrfs, ... of a /dev node) is the host's "
+    "data, outside every bind the config lists",
+    "remove the mount; bind a dedicated host directory read-only instead" },
+  [R_SECCOMP_DEFAULT_PERMITS] = { "seccomp-default-permits", BRIG_SEV_HIGH, B,
+    "PSS baseline Seccomp; CIS 5.21; brig issue #22",
+    "a defaultAction that looks like a deny or an audit lets every unlisted call through: "
+    "SCMP_ACT_LOG runs it, SCMP_ACT_TRACE runs it under any tracer (a process of the "
+    "container can be one), SCMP_ACT_ERRNO with defaultErrnoRet 0 skips it but reports "
+    "success, so a refused setuid or capset looks done",
+    "set defaultAction to SCMP_ACT_ERRNO (defaultErrnoRet EPERM or ENOSYS, not 0) or "
+    "SCMP_ACT_KILL_PROCESS" },
 };
 const size_t brig_check_rules_count = R_COUNT;
 
@@ -350,7 +377,10 @@ rule_root_user (const oci_config *cfg, struct brig_check_report *rep)
 static bool
 action_allows (const char *a)
 {
-  return a && (strcmp (a, "SCMP_ACT_ALLOW") == 0 || strcmp (a, "SCMP_ACT_LOG") == 0);
+  /* TRACE: a process of the container can trace its child and let it
+   * run every such call. */
+  return a && (strcmp (a, "SCMP_ACT_ALLOW") == 0 || strcmp (a, "SCMP_ACT_LOG") == 0
+               || strcmp (a, "SCMP_ACT_TRACE") == 0);
 }
 
 static void
@@ -377,6 +407,30 @@ rule_seccomp (const oci_linux *l, struct brig_check_report *rep)
          xstrdup ("linux.seccomp.defaultAction"), "%s: a denylist", s->default_action);
 }
 
+/* A default that only looks like a deny or an audit (its own rule, so
+ * that it counts under baseline, where a denylist does not). */
+static void
+rule_seccomp_default (const oci_linux *l, struct brig_check_report *rep)
+{
+  const oci_seccomp *s = l ? l->seccomp : NULL;
+  const char *a = s ? s->default_action : NULL;
+
+  if (a == NULL)
+    return;
+  if (strcmp (a, "SCMP_ACT_LOG") == 0)
+    ADD (rep, R_SECCOMP_DEFAULT_PERMITS, RULE_SEV (R_SECCOMP_DEFAULT_PERMITS),
+         xstrdup ("linux.seccomp.defaultAction"), "SCMP_ACT_LOG runs every unlisted call");
+  else if (strcmp (a, "SCMP_ACT_TRACE") == 0)
+    ADD (rep, R_SECCOMP_DEFAULT_PERMITS, RULE_SEV (R_SECCOMP_DEFAULT_PERMITS),
+         xstrdup ("linux.seccomp.defaultAction"),
+         "SCMP_ACT_TRACE runs every unlisted call under a tracer the container can be");
+  else if (strcmp (a, "SCMP_ACT_ERRNO") == 0 && s->has_default_errno_ret
+           && s->default_errno_ret == 0)
+    ADD (rep, R_SECCOMP_DEFAULT_PERMITS, RULE_SEV (R_SECCOMP_DEFAULT_PERMITS),
+         xstrdup ("linux.seccomp.defaultErrnoRet"),
+         "%s with defaultErrnoRet 0: every unlisted call reports success", a);
+}
+
 static void
 rule_process_flags (const oci_process *p, struct brig_check_report *rep)
 {
@@ -396,7 +450,8 @@ rule_process_flags (const oci_process *p, struct brig_check_report *rep)
 /* Host paths a container must never see. tree: also anything below it
  * (else only the path itself and its parents, as the engines keep each
  * container's own files below /var/lib/docker, /var/lib/kubelet, ...).
- * sock: reaching it at all is control of the host, even read-only. */
+ * sock: reaching it at all is control of the host, even read-only (an
+ * engine's socket; /var/lib/kubelet/pods, every pod's secrets). */
 static const struct { const char *path; bool tree; bool sock; } sensitive[] = {
   { "/", false, false }, { "/proc", true, false }, { "/sys", true, false },
   { "/dev", true, false }, { "/etc", true, false }, { "/boot", true, false },
@@ -406,7 +461,8 @@ static const struct { const char *path; bool tree; bool sock; } sensitive[] = {
   { "/var/lib", false, false }, { "/var/log", false, false },
   { "/var/lib/docker", false, false }, { "/var/lib/containerd", false, false },
   { "/var/lib/containers", false, false }, { "/var/lib/kubelet", false, false },
-  { "/var/lib/kubelet/pki", true, false }, { "/run", false, false },
+  { "/var/lib/kubelet/pki", true, false }, { "/var/lib/kubelet/pods", false, true },
+  { "/run", false, false },
   { "/run/docker.sock", true, true }, { "/run/docker", true, true },
   { "/run/containerd", true, true }, { "/run/podman", true, true },
   { "/run/crio", true, true }, { "/run/buildkit", true, true }, { "/run/k3s", true, true },
@@ -415,8 +471,8 @@ static const struct { const char *path; bool tree; bool sock; } sensitive[] = {
 
 /* Lexically normalise an absolute path into buf: no "//", ".", "..", no
  * trailing slash; /var/run is /run (a symlink on every distribution). */
-static void
-path_norm (const char *in, char *buf, size_t size)
+void
+check_path_norm (const char *in, char *buf, size_t size)
 {
   size_t n = 0;
   const char *p = in;
@@ -463,23 +519,27 @@ is_under (const char *p, const char *dir)
   return strncmp (p, dir, n) == 0 && p[n] == '/';
 }
 
-/* The sensitive entry src touches (is, holds, or lies in a tree), or -1. */
+/* The worse of two sensitive entries (-1: none): one that is critical
+ * even read-only wins. */
+static int
+sensitive_worse (int a, int b)
+{
+  if (a < 0 || (b >= 0 && sensitive[b].sock && !sensitive[a].sock))
+    return b;
+  return a;
+}
+
+/* The worst sensitive entry src touches (is, holds, or lies in a tree), or
+ * -1: a bind of /var/lib also holds /var/lib/kubelet/pods. */
 static int
 sensitive_match (const char *src)
 {
+  int found = -1;
   for (size_t i = 0; i < sizeof sensitive / sizeof sensitive[0]; i++)
     if (strcmp (src, sensitive[i].path) == 0 || is_under (sensitive[i].path, src)
         || (sensitive[i].tree && is_under (src, sensitive[i].path)))
-      return (int) i;
-  return -1;
-}
-
-static bool
-is_bind (const oci_mount *m)
-{
-  return (m->type && strcmp (m->type, "bind") == 0)
-    || strv_has (m->options, m->options_len, "bind")
-    || strv_has (m->options, m->options_len, "rbind");
+      found = sensitive_worse (found, (int) i);
+  return found;
 }
 
 static void
@@ -489,8 +549,9 @@ rule_mounts (const oci_config *cfg, struct brig_check_report *rep)
     {
       const oci_mount *m = &cfg->mounts[i];
       bool ro = strv_has (m->options, m->options_len, "ro");
-      char norm[PATH_MAX], real[PATH_MAX];
-      int s = -1;
+      char norm[PATH_MAX], real[PATH_MAX], rnorm[PATH_MAX];
+      _cleanup_free_ char *src = NULL;
+      int s = -1, t;
 
       if (strv_has (m->options, m->options_len, "shared")
           || strv_has (m->options, m->options_len, "rshared"))
@@ -500,15 +561,23 @@ rule_mounts (const oci_config *cfg, struct brig_check_report *rep)
                              || strcmp (m->type, "cgroup2") == 0))
         ADD (rep, R_KERNEL_FS_WRITABLE, RULE_SEV (R_KERNEL_FS_WRITABLE),
              xasprintf ("mounts[%zu].options", i), "%s (%s) is writable", m->destination, m->type);
-      if (!is_bind (m) || m->source == NULL || m->source[0] != '/')
+      if (!check_mount_is_bind (m) || m->source == NULL || m->source[0] == '\0')
         continue;
-      path_norm (m->source, norm, sizeof norm);
+      /* A relative source is the bundle's: "../../etc" is a host path too. */
+      src = check_source_path (rep, m->source);
+      check_path_norm (src, norm, sizeof norm);
       s = sensitive_match (norm);
-      /* Also judge where a host symlink leads, as the mount will follow it. */
-      if (s < 0 && realpath (m->source, real) != NULL)
+      /* Also judge where host symlinks (and ".." after one) lead, as the
+       * mount will follow them; the worse of the two readings counts. */
+      if (src[0] == '/' && check_resolve_path (src, real, sizeof real) == 0)
         {
-          path_norm (real, norm, sizeof norm);
-          s = sensitive_match (norm);
+          check_path_norm (real, rnorm, sizeof rnorm);
+          t = sensitive_match (rnorm);
+          if (t >= 0 && sensitive_worse (s, t) == t && t != s)
+            {
+              s = t;
+              strcpy (norm, rnorm);
+            }
         }
       if (s >= 0)
         ADD (rep, R_SENSITIVE_MOUNT,
@@ -538,12 +607,17 @@ rule_devices (const oci_linux *l, struct brig_check_report *rep)
   for (size_t i = 0; res && i < res->devices_len; i++)
     {
       const oci_device_cgroup *d = &res->devices[i];
-      bool any_type = d->type == NULL || strcmp (d->type, "a") == 0;
+      /* As the cgroup reads them: no type or "" is "a", "u" is "c". */
+      const char *t = d->type && *d->type ? d->type : "a";
       bool any_major = !d->has_major || d->major < 0;
-      bool any_minor = !d->has_minor || d->minor < 0;
-      if (d->allow && any_type && any_major && any_minor)
+      const char *what = strcmp (t, "a") == 0 ? "device"
+                         : strcmp (t, "b") == 0 ? "block device"
+                         : strcmp (t, "c") == 0 || strcmp (t, "u") == 0 ? "character device" : NULL;
+      /* Every major is every disk (b), or /dev/mem, /dev/port and every
+       * tty (c), whatever the minor says: b *:0 is sda, c *:1 /dev/mem. */
+      if (d->allow && what && any_major)
         ADD (rep, R_DEVICES_ALL, RULE_SEV (R_DEVICES_ALL),
-             xasprintf ("linux.resources.devices[%zu]", i), "allows every device");
+             xasprintf ("linux.resources.devices[%zu]", i), "allows every %s", what);
     }
   for (size_t i = 0; i < l->devices_len; i++)
     {
@@ -678,7 +752,16 @@ check_run_rules (const oci_config *cfg, struct brig_check_report *rep)
       rule_process_flags (cfg->process, rep);
     }
   rule_seccomp (l, rep);
+  rule_seccomp_default (l, rep);
   rule_mounts (cfg, rep);
+  {
+    static const struct check_mount_rules mr = {
+      .procfs = &brig_check_rules[R_PROCFS_MOUNT],
+      .kernel_fs = &brig_check_rules[R_KERNEL_FS_MOUNT],
+      .block_dev = &brig_check_rules[R_BLOCK_DEVICE_MOUNT],
+    };
+    check_run_mount_rules (cfg, &mr, rep);
+  }
   rule_devices (l, rep);
   rule_proc_masks (cfg, rep);
   rule_sysctl (l, rep);
