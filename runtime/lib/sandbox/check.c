@@ -77,10 +77,22 @@ void
 brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
                    enum brig_check_severity fail_on, struct brig_check_report *rep)
 {
+  brig_check_run (cfg, NULL, profile, fail_on, rep);
+}
+
+void
+brig_check_run (const oci_config *cfg, const struct brig_check_input *in,
+                enum brig_check_profile profile, enum brig_check_severity fail_on,
+                struct brig_check_report *rep)
+{
+  static const struct brig_check_input none;
+
   memset (rep, 0, sizeof *rep);
   rep->profile = profile;
   rep->fail_on = fail_on;
+  rep->in = in ? in : &none;
   check_run_rules (cfg, rep);
+  rep->in = NULL;
   /* Worst first; a stable insertion sort keeps rule order within a
    * severity (and the report stable from run to run). */
   for (size_t i = 1; i < rep->len; i++)
@@ -253,6 +265,7 @@ policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_e
       ebuf[strcspn (ebuf, "\n")] = '\0';
       return brig_error_set (err, 0, "policy %s: invalid JSON: %s", path, ebuf);
     }
+  memset (pol, 0, sizeof *pol);
   pol->fail_on = BRIG_CHECK_DEFAULT_FAIL_ON;
   if (!YAJL_IS_OBJECT (root))
     r = brig_error_set (err, 0, "policy %s: expected a JSON object", path);
@@ -358,10 +371,23 @@ refuse (const char *path, const struct brig_policy *pol, const struct brig_check
   return -EPERM;
 }
 
+/* Judge cfg with in under pol; -EPERM naming what fails. */
+static int
+policy_judge (const char *path, const struct brig_policy *pol, const oci_config *cfg,
+              const struct brig_check_input *in, brig_error *err)
+{
+  struct brig_check_report rep;
+  int r;
+
+  brig_check_run (cfg, in, pol->profile, pol->fail_on, &rep);
+  r = brig_check_failed (&rep) ? refuse (path, pol, &rep, NULL, "config.json", err) : 0;
+  brig_check_report_clear (&rep);
+  return r;
+}
+
 int
 brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
 {
-  struct brig_check_report rep;
   struct brig_policy pol;
   bool found;
   int r;
@@ -369,10 +395,22 @@ brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
   r = brig_policy_load (path, &pol, &found, err);
   if (r < 0 || !found)
     return r;
-  brig_check_config (cfg, pol.profile, pol.fail_on, &rep);
-  r = brig_check_failed (&rep) ? refuse (path, &pol, &rep, NULL, "config.json", err) : 0;
-  brig_check_report_clear (&rep);
-  return r;
+  return policy_judge (path, &pol, cfg, NULL, err);
+}
+
+int
+brig_policy_create_check (const char *path, const oci_config *cfg, const int *ns_fd,
+                          struct brig_policy_create *pc, brig_error *err)
+{
+  int r;
+
+  memset (pc, 0, sizeof *pc);
+  pc->path = path;
+  r = brig_policy_load (path, &pc->pol, &pc->found, err);
+  if (r < 0 || !pc->found)
+    return r;
+  struct brig_check_input in = { .ns_fd = ns_fd };
+  return policy_judge (path, &pc->pol, cfg, &in, err);
 }
 
 int

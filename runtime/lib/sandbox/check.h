@@ -2,8 +2,11 @@
  * guidance (CIS Docker Benchmark v1.6.0 section 5, Kubernetes Pod Security
  * Standards baseline/restricted, NIST SP 800-190 section 4.4) and brig's own
  * sandbox layer (egress policy), applied to a parsed config.json. The rules
- * only read the config: no syscalls, so create can afford them when a policy
- * asks. docs/sandbox.md lists every rule and the JSON report format. */
+ * read the config, and judge its names by what they reach (check_judge.c):
+ * a namespace path is opened (create hands over the fd it will join), a
+ * bind source resolved; nothing else is asked of the system, so create can
+ * afford them when a policy asks. docs/sandbox.md lists every rule and the
+ * JSON report format. */
 #ifndef BRIG_SANDBOX_CHECK_H
 #define BRIG_SANDBOX_CHECK_H
 
@@ -48,6 +51,8 @@ struct brig_finding {
   char *message;                       /* what this config does */
 };
 
+struct brig_check_input;
+
 /* The findings of one check, in rule order. */
 struct brig_check_report {
   enum brig_check_profile profile;
@@ -55,6 +60,8 @@ struct brig_check_report {
   struct brig_finding *findings;
   size_t len;
   size_t counts[BRIG_SEV_COUNT];
+  const struct brig_check_input *in;   /* while the rules run: what they judge
+                                          besides the config (never NULL) */
 };
 
 /* Parse a profile name (baseline, restricted, sandbox); 0 or -EINVAL. */
@@ -70,10 +77,22 @@ const char *brig_check_severity_name (enum brig_check_severity s);
 /* The default --fail-on: a config with a high or critical finding fails. */
 #define BRIG_CHECK_DEFAULT_FAIL_ON BRIG_SEV_HIGH
 
+/* What the rules judge besides the config. Every field may be empty. */
+struct brig_check_input {
+  const int *ns_fd;         /* [BRIG_NS_COUNT]: the fds create will join
+                               (-1: none); NULL: the rules open the paths */
+};
+
 /* Run every rule of profile over cfg into *rep (cleared first). Never fails:
  * a field that is absent is judged as the runtime would apply it. */
 void brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
                         enum brig_check_severity fail_on, struct brig_check_report *rep);
+
+/* brig_check_config, with in (may be NULL) for what create has opened,
+ * resolved, or what the node policy says. */
+void brig_check_run (const oci_config *cfg, const struct brig_check_input *in,
+                     enum brig_check_profile profile, enum brig_check_severity fail_on,
+                     struct brig_check_report *rep);
 
 /* Whether rep holds a finding at or above its fail_on severity. */
 bool brig_check_failed (const struct brig_check_report *rep);
@@ -116,8 +135,21 @@ int brig_policy_load (const char *path, struct brig_policy *pol, bool *found, br
 
 /* Enforce the node policy on cfg before create touches the system: 0 when
  * there is no policy or cfg passes it; else -EPERM with the findings at or
- * above fail_on in err. */
+ * above fail_on in err. The rules open namespace paths themselves. */
 int brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err);
+
+/* create's two looks (container_validate.c). */
+struct brig_policy_create {
+  const char *path;
+  bool found;
+  struct brig_policy pol;
+};
+
+/* Load the policy into pc and judge cfg, its namespaces by the fds create
+ * will join (ns_fd[BRIG_NS_COUNT], -1: none). 0, or -EPERM naming the
+ * failing findings. */
+int brig_policy_create_check (const char *path, const oci_config *cfg, const int *ns_fd,
+                              struct brig_policy_create *pc, brig_error *err);
 
 /* The node policy for exec: the container's own failing findings, taken
  * before the exec'd process is built, so that exec is judged only on what

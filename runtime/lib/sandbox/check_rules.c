@@ -23,6 +23,7 @@ enum {
   R_DEVICES_ALL, R_HOST_DEVICE, R_PROC_UNMASKED, R_KERNEL_FS_WRITABLE, R_SYSCTL_UNSAFE,
   R_ROOTFS_WRITABLE, R_NO_MEMORY_LIMIT, R_NO_PIDS_LIMIT, R_NO_CPU_LIMIT,
   R_EGRESS_UNSET,
+  R_NOT_CHECKED,
   R_COUNT
 };
 
@@ -144,6 +145,10 @@ const struct brig_check_rule brig_check_rules[R_COUNT] = {
     "brig issue #12 egress policy; NIST 4.4.3; CWE-918",
     "with no egress policy the container reaches the cloud metadata endpoint, link-local and private services (SSRF)",
     "set annotations[\"run.brig.egress\"] to public, allowlist or none (docs/sandbox.md)" },
+  [R_NOT_CHECKED] = { "not-checked", BRIG_SEV_HIGH, B,
+    "brig: judge the thing, not its name",
+    "what brig could not examine (a namespace path it cannot open, or that is not a namespace of its type) cannot be called safe: it may be the host's namespace",
+    "give a path brig can open, to a namespace of the listed type (run the check as root on the node)" },
 };
 const size_t brig_check_rules_count = R_COUNT;
 
@@ -245,13 +250,31 @@ find_ns (const oci_linux *l, const char *type, size_t *idx)
   return NULL;
 }
 
-/* A path naming the host's own namespace (pid 1's, or brig's). */
+/* A namespace entry with a path, judged by what it opens (check_judge.c):
+ * the host's is a finding of rule, one that could not be judged a
+ * not-checked finding of rule's severity. True when either was added. */
 static bool
-is_host_ns_path (const char *path)
+rule_ns_path (const oci_namespace *ns, size_t idx, int rule, struct brig_check_report *rep)
 {
-  return path && (strncmp (path, "/proc/1/ns/", 11) == 0
-                  || strncmp (path, "/proc/self/ns/", 14) == 0
-                  || strncmp (path, "/proc/thread-self/ns/", 21) == 0);
+  char why[512];
+
+  if (ns->path == NULL || *ns->path == '\0')
+    return false;
+  switch (check_ns_judge (ns, rep->in, why, sizeof why))
+    {
+    case CHECK_NS_HOST:
+      ADD (rep, rule, RULE_SEV (rule), xasprintf ("linux.namespaces[%zu].path", idx),
+           "%s joins the host's %s namespace (%s)", ns->path, ns->type, why);
+      return true;
+    case CHECK_NS_UNCHECKED:
+      /* as grave as what it may be; only where that rule applies */
+      if (brig_check_rules[rule].profile <= rep->profile)
+        ADD (rep, R_NOT_CHECKED, RULE_SEV (rule), xasprintf ("linux.namespaces[%zu].path", idx),
+             "%s", why);
+      return true;
+    default:
+      return false;
+    }
 }
 
 static void
@@ -268,10 +291,8 @@ rule_namespaces (const oci_linux *l, struct brig_check_report *rep)
       if (ns == NULL)
         ADD (rep, want[i].rule, RULE_SEV (want[i].rule), xstrdup ("linux.namespaces"),
              "no %s namespace: the host's is shared", want[i].type);
-      else if (is_host_ns_path (ns->path))
-        ADD (rep, want[i].rule, RULE_SEV (want[i].rule),
-             xasprintf ("linux.namespaces[%zu].path", idx),
-             "joins the host's %s namespace (%s)", want[i].type, ns->path);
+      else
+        rule_ns_path (ns, idx, want[i].rule, rep);
     }
 }
 
@@ -299,12 +320,8 @@ rule_userns (const oci_linux *l, struct brig_check_report *rep)
            "no user namespace: root in the container is root on the host");
       return;
     }
-  if (is_host_ns_path (ns->path))
-    {
-      ADD (rep, R_NO_USERNS, RULE_SEV (R_NO_USERNS), xasprintf ("linux.namespaces[%zu].path", idx),
-           "joins the host's user namespace (%s)", ns->path);
-      return;
-    }
+  if (rule_ns_path (ns, idx, R_NO_USERNS, rep))
+    return;
   struct { const char *name; const oci_id_mapping *m; size_t n; } maps[] = {
     { "uidMappings", l->uid_mappings, l->uid_mappings_len },
     { "gidMappings", l->gid_mappings, l->gid_mappings_len },
