@@ -292,9 +292,10 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
-  /* The node policy, before anything exists, on the config and the
-   * namespace fds the init will join (nothing opens those paths again).
-   * reset: judged at create. */
+  /* The node policy, before anything exists, on the config as written and
+   * the namespace fds the init will join (nothing opens those paths
+   * again); before any egress hostname is resolved, so a refused config
+   * sends no DNS query. reset: judged at create. */
   if (!c->reset && (r = brig_policy_create_check (c->ctx->policy, cfg, c->ns.join_fd, &c->policy,
                                                   err)) < 0)
     return r;
@@ -309,6 +310,10 @@ create_validate_config (struct create_ctx *c, brig_error *err)
    * resolved; nothing is resolved again. */
   if (!c->reset && brig_egress_requested (cfg->annotations)
       && !brig_pod_sandbox_container (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+    return r;
+  /* and again on the addresses the hostnames were pinned to */
+  if (!c->reset && (r = brig_policy_create_check_pinned (&c->policy, cfg, c->ns.join_fd,
+                                                         c->egress, err)) < 0)
     return r;
   if (cfg->annotations && (r = brig_reset_opt_in (cfg->annotations, &c->reset_opt_in, err)) < 0)
     return r;

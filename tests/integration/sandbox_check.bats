@@ -44,7 +44,7 @@ check_fixture() {
 	shift
 	mkdir -p "$CHK/f"
 	jq "$filter" "$CHK/config.json" >"$CHK/f/config.json"
-	run brig check --bundle "$CHK/f" --format json "$@"
+	run brig ${CHECK_POLICY:+--policy "$CHECK_POLICY"} check --bundle "$CHK/f" --format json "$@"
 }
 
 # rules_of: the rule ids of the findings in $output, sorted and unique.
@@ -83,7 +83,13 @@ RULE_FIXTURES=(
 	'no-cpu-limit' 'del(.linux.resources.cpu)'
 	'egress-unset' 'del(.annotations["run.brig.egress"])'
 	'not-checked' '.linux.namespaces |= map(if .type == "network" then .path = "/run/netns/brig-no-such-netns" else . end)'
+	'egress-allow-metadata' '.annotations["run.brig.egress.allow"] = "169.254.0.0/16"'
+	'egress-allow-private' '.annotations["run.brig.egress.allow"] = "[::ffff:10.0.0.1]:443"'
+	'egress-allow-policy' '.annotations["run.brig.egress.allow"] = "198.51.100.0/24"'
 )
+
+# The node policy of the egress-allow-policy fixture (a global option).
+POLICY_FOR_RULE='{"profile":"sandbox","egress":{"allow":["203.0.113.0/24"]}}'
 
 @test "check: spec --sandbox passes the sandbox profile with no finding at any severity" {
 	run brig check --bundle "$CHK" --profile sandbox --fail-on info --format json
@@ -99,6 +105,11 @@ RULE_FIXTURES=(
 	listed="$(brig check --list-rules | jq -r '.[].id' | sort | tr '\n' ' ')"
 	for ((i = 0; i < ${#RULE_FIXTURES[@]}; i += 2)); do
 		id="${RULE_FIXTURES[i]}"
+		CHECK_POLICY=""
+		if [ "$id" = egress-allow-policy ]; then
+			CHECK_POLICY="$CHK/rule-policy.json"
+			printf '%s' "$POLICY_FOR_RULE" >"$CHECK_POLICY"
+		fi
 		check_fixture "${RULE_FIXTURES[i + 1]}" --profile sandbox --fail-on critical
 		echo "$id: $(rules_of)"
 		# Exit status follows --fail-on: 1 only for a critical finding.

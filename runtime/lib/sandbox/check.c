@@ -251,6 +251,54 @@ brig_check_rules_json (void)
 
 /* ---- node policy ---- */
 
+/* "egress": {"allow": ["public", CIDR, CIDR:port, [IPv6-CIDR]:port, ...]} */
+static int
+policy_parse_egress (const char *path, yajl_val v, struct brig_policy_egress *pe, brig_error *err)
+{
+  yajl_val list = NULL;
+
+  if (!YAJL_IS_OBJECT (v))
+    return brig_error_set (err, 0, "policy %s: egress: expected an object", path);
+  for (size_t i = 0; i < YAJL_GET_OBJECT (v)->len; i++)
+    {
+      if (strcmp (YAJL_GET_OBJECT (v)->keys[i], "allow") != 0)
+        return brig_error_set (err, 0, "policy %s: egress: unknown key \"%s\" (expected allow)",
+                               path, YAJL_GET_OBJECT (v)->keys[i]);
+      list = YAJL_GET_OBJECT (v)->values[i];
+    }
+  if (list == NULL || !YAJL_IS_ARRAY (list))
+    return brig_error_set (err, 0, "policy %s: egress.allow: expected a list (may be empty)", path);
+  pe->set = true;
+  for (size_t i = 0; i < YAJL_GET_ARRAY (list)->len; i++)
+    {
+      yajl_val e = YAJL_GET_ARRAY (list)->values[i];
+      const char *s = YAJL_IS_STRING (e) ? YAJL_GET_STRING (e) : NULL;
+      char key[64], host[8];
+      int r;
+
+      if (s && strcmp (s, "public") == 0)
+        {
+          pe->public_ok = true;
+          continue;
+        }
+      if (pe->n_allow == BRIG_POLICY_EGRESS_MAX)
+        return brig_error_set (err, 0, "policy %s: egress.allow: more than %d entries", path,
+                               BRIG_POLICY_EGRESS_MAX);
+      snprintf (key, sizeof key, "egress.allow[%zu]", i);
+      /* addresses only: the policy judges where names lead, not names */
+      r = s ? brig_egress_entry_parse (key, s, true, &pe->allow[pe->n_allow], host, sizeof host,
+                                       err) : -EINVAL;
+      if (r != 0)
+        {
+          brig_error_clear (err);
+          return brig_error_set (err, 0, "policy %s: %s: expected \"public\", CIDR, CIDR:port "
+                                 "or [IPv6-CIDR]:port", path, key);
+        }
+      pe->n_allow++;
+    }
+  return 0;
+}
+
 static int
 policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_error *err)
 {
@@ -286,8 +334,10 @@ policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_e
           if (brig_check_severity_parse (s, &pol->fail_on) < 0)
             r = brig_error_set (err, 0, "policy %s: failOn: expected info, low, medium, high or critical", path);
         }
+      else if (strcmp (k, "egress") == 0)
+        r = policy_parse_egress (path, v, &pol->egress, err);
       else
-        r = brig_error_set (err, 0, "policy %s: unknown key \"%s\" (expected profile, failOn)", path, k);
+        r = brig_error_set (err, 0, "policy %s: unknown key \"%s\" (expected profile, failOn, egress)", path, k);
     }
   if (r == 0 && !have_profile)
     r = brig_error_set (err, 0, "policy %s: profile is required", path);
@@ -395,7 +445,8 @@ brig_policy_enforce (const char *path, const oci_config *cfg, brig_error *err)
   r = brig_policy_load (path, &pol, &found, err);
   if (r < 0 || !found)
     return r;
-  return policy_judge (path, &pol, cfg, NULL, err);
+  struct brig_check_input in = { .egress_policy = &pol.egress };
+  return policy_judge (path, &pol, cfg, &in, err);
 }
 
 int
@@ -409,8 +460,21 @@ brig_policy_create_check (const char *path, const oci_config *cfg, const int *ns
   r = brig_policy_load (path, &pc->pol, &pc->found, err);
   if (r < 0 || !pc->found)
     return r;
-  struct brig_check_input in = { .ns_fd = ns_fd };
+  /* Hostnames wait for their addresses (brig_policy_create_check_pinned):
+   * nothing is resolved for a config refused as written. */
+  struct brig_check_input in = { .ns_fd = ns_fd, .egress_policy = &pc->pol.egress,
+                                 .names_later = true };
   return policy_judge (path, &pc->pol, cfg, &in, err);
+}
+
+int
+brig_policy_create_check_pinned (const struct brig_policy_create *pc, const oci_config *cfg,
+                                 const int *ns_fd, const brig_egress_policy *eg, brig_error *err)
+{
+  if (!pc->found || eg == NULL || eg->pinned == NULL || eg->pinned->len == 0)
+    return 0;
+  struct brig_check_input in = { .ns_fd = ns_fd, .egress_policy = &pc->pol.egress, .egress = eg };
+  return policy_judge (pc->path, &pc->pol, cfg, &in, err);
 }
 
 int
@@ -424,7 +488,8 @@ brig_policy_exec_begin (const char *path, const oci_config *cfg, struct brig_pol
   r = brig_policy_load (path, &pe->pol, &pe->found, err);
   if (r < 0 || !pe->found)
     return r;
-  brig_check_config (cfg, pe->pol.profile, pe->pol.fail_on, &pe->before);
+  struct brig_check_input in = { .egress_policy = &pe->pol.egress };
+  brig_check_run (cfg, &in, pe->pol.profile, pe->pol.fail_on, &pe->before);
   return 0;
 }
 
@@ -441,7 +506,8 @@ brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config *cfg
   /* The container's config with the exec'd process in its place. */
   view = *cfg;
   view.process = (oci_process *) p;
-  brig_check_config (&view, pe->pol.profile, pe->pol.fail_on, &rep);
+  struct brig_check_input in = { .egress_policy = &pe->pol.egress };
+  brig_check_run (&view, &in, pe->pol.profile, pe->pol.fail_on, &rep);
   r = brig_check_failed (&rep)
     ? refuse (pe->path, &pe->pol, &rep, &pe->before, "the exec'd process", err) : 0;
   brig_check_report_clear (&rep);

@@ -12,9 +12,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "ocispec.h"
+#include "sandbox/egress.h"
 
 /* Profiles are cumulative: restricted holds every baseline rule, sandbox
  * every restricted rule. */
@@ -77,10 +79,28 @@ const char *brig_check_severity_name (enum brig_check_severity s);
 /* The default --fail-on: a config with a high or critical finding fails. */
 #define BRIG_CHECK_DEFAULT_FAIL_ON BRIG_SEV_HIGH
 
+#define BRIG_POLICY_EGRESS_MAX 64
+
+/* The node policy's "egress" section: what a container may allow itself
+ * (docs/sandbox.md, "The node policy"). */
+struct brig_policy_egress {
+  bool set;                 /* the policy has the section */
+  bool public_ok;           /* "public": any entry that covers no metadata,
+                               private, link-local or host loopback range */
+  struct brig_egress_cidr allow[BRIG_POLICY_EGRESS_MAX];
+  size_t n_allow;
+};
+
 /* What the rules judge besides the config. Every field may be empty. */
 struct brig_check_input {
   const int *ns_fd;         /* [BRIG_NS_COUNT]: the fds create will join
                                (-1: none); NULL: the rules open the paths */
+  const struct brig_policy_egress *egress_policy; /* the node policy's, or NULL */
+  const brig_egress_policy *egress; /* resolved at create: its allow rules,
+                                       pinned addresses included, are judged
+                                       instead of the annotation's text */
+  bool names_later;         /* create judges hostnames once resolved: no
+                               not-checked finding for them now */
 };
 
 /* Run every rule of profile over cfg into *rep (cleared first). Never fails:
@@ -119,11 +139,12 @@ extern const size_t brig_check_rules_count;
 
 #define BRIG_POLICY_DEFAULT "/etc/brig/policy.json"
 
-/* A node policy: the profile every create must pass, and from which
- * severity a finding refuses it. */
+/* A node policy: the profile every create must pass, from which severity a
+ * finding refuses it, and what a container may allow itself. */
 struct brig_policy {
   enum brig_check_profile profile;
   enum brig_check_severity fail_on;
+  struct brig_policy_egress egress;
 };
 
 /* Load the policy at path, or at BRIG_POLICY_DEFAULT when path is NULL.
@@ -145,11 +166,17 @@ struct brig_policy_create {
   struct brig_policy pol;
 };
 
-/* Load the policy into pc and judge cfg, its namespaces by the fds create
- * will join (ns_fd[BRIG_NS_COUNT], -1: none). 0, or -EPERM naming the
- * failing findings. */
+/* Load the policy into pc and judge cfg as given, its namespaces by the
+ * fds create will join (ns_fd[BRIG_NS_COUNT], -1: none), before any egress
+ * hostname is resolved. 0, or -EPERM naming the failing findings. */
 int brig_policy_create_check (const char *path, const oci_config *cfg, const int *ns_fd,
                               struct brig_policy_create *pc, brig_error *err);
+
+/* Once egress hostnames are resolved and pinned: cfg judged again with the
+ * allow rules of eg, every pinned address included. */
+int brig_policy_create_check_pinned (const struct brig_policy_create *pc, const oci_config *cfg,
+                                     const int *ns_fd, const brig_egress_policy *eg,
+                                     brig_error *err);
 
 /* The node policy for exec: the container's own failing findings, taken
  * before the exec'd process is built, so that exec is judged only on what

@@ -23,7 +23,7 @@ enum {
   R_DEVICES_ALL, R_HOST_DEVICE, R_PROC_UNMASKED, R_KERNEL_FS_WRITABLE, R_SYSCTL_UNSAFE,
   R_ROOTFS_WRITABLE, R_NO_MEMORY_LIMIT, R_NO_PIDS_LIMIT, R_NO_CPU_LIMIT,
   R_EGRESS_UNSET,
-  R_NOT_CHECKED,
+  R_NOT_CHECKED, R_EGRESS_ALLOW_METADATA, R_EGRESS_ALLOW_PRIVATE, R_EGRESS_ALLOW_POLICY,
   R_COUNT
 };
 
@@ -147,10 +147,26 @@ const struct brig_check_rule brig_check_rules[R_COUNT] = {
     "set annotations[\"run.brig.egress\"] to public, allowlist or none (docs/sandbox.md)" },
   [R_NOT_CHECKED] = { "not-checked", BRIG_SEV_HIGH, B,
     "brig: judge the thing, not its name",
-    "what brig could not examine (a namespace path it cannot open, or that is not a namespace of its type) cannot be called safe: it may be the host's namespace",
-    "give a path brig can open, to a namespace of the listed type (run the check as root on the node)" },
+    "what brig could not examine (a namespace path it cannot open, or that is not a namespace of its type; a hostname, resolved only at create) cannot be called safe: it may be the host's namespace or an internal address",
+    "give a path brig can open, to a namespace of the listed type (run the check as root on the node), or an address instead of a hostname" },
+  [R_EGRESS_ALLOW_METADATA] = { "egress-allow-metadata", BRIG_SEV_CRITICAL, S,
+    "brig issue #12 egress policy; CWE-918",
+    "an allow entry that covers a cloud metadata endpoint (directly or through a translated IPv6 form) gives untrusted code a path to the node's cloud credentials",
+    "remove the entry from annotations[\"run.brig.egress.allow\"], or narrow it to public addresses" },
+  [R_EGRESS_ALLOW_PRIVATE] = { "egress-allow-private", BRIG_SEV_HIGH, S,
+    "brig issue #12 egress policy; NIST 4.4.3; CWE-918",
+    "an allow entry that covers a private, shared, link-local, multicast or reserved range, or the host's loopback (directly or through a translated IPv6 form), re-opens what the egress policy closes: the cluster's and the host's services",
+    "narrow the entry to the one service needed, and have the node policy's egress.allow admit it (docs/sandbox.md)" },
+  [R_EGRESS_ALLOW_POLICY] = { "egress-allow-policy", BRIG_SEV_CRITICAL, B,
+    "the node policy's egress section",
+    "the node operator limits what a container may allow itself (a pod author sets run.brig.* annotations): this reaches beyond that",
+    "allow only what the node policy's egress.allow admits" },
 };
 const size_t brig_check_rules_count = R_COUNT;
+const struct brig_check_rule *const check_rule_not_checked = &brig_check_rules[R_NOT_CHECKED];
+const struct brig_check_rule *const check_rule_allow_metadata = &brig_check_rules[R_EGRESS_ALLOW_METADATA];
+const struct brig_check_rule *const check_rule_allow_private = &brig_check_rules[R_EGRESS_ALLOW_PRIVATE];
+const struct brig_check_rule *const check_rule_allow_policy = &brig_check_rules[R_EGRESS_ALLOW_POLICY];
 
 #undef B
 #undef R
@@ -701,4 +717,5 @@ check_run_rules (const oci_config *cfg, struct brig_check_report *rep)
   rule_sysctl (l, rep);
   rule_limits (cfg, rep);
   rule_egress (cfg, rep);
+  check_rule_egress_allow (cfg, rep);
 }
