@@ -2,9 +2,10 @@
 # Judge the thing, not its name (issue #22 items 2 and 3, docs/sandbox.md):
 #   namespaces  a linux.namespaces path is judged by the namespace it opens,
 #               however it is spelt (//, /./, /proc/2, thread-self/../..,
-#               a symlink), by `brig check` and again by the node policy at
-#               create on the very fd the init joins; a path check cannot
-#               open is reported as not checked; another container's
+#               a symlink, an `ip netns attach` of the host's), by `brig
+#               check` and again by the node policy at create on the very
+#               fd the init joins; a path check cannot open is reported as
+#               not checked; another container's
 #               namespace (a pod's) stays allowed. Proved from inside: on
 #               the old brig the container printed the host's network
 #               namespace inode and killed a sleep the test started.
@@ -42,6 +43,7 @@ teardown() {
 	[ -n "${NS_IN:-}" ] && ip netns del "$NS_IN" 2>/dev/null
 	[ -n "${NS_OUT:-}" ] && ip netns del "$NS_OUT" 2>/dev/null
 	[ -n "${NS_POD:-}" ] && ip netns del "$NS_POD" 2>/dev/null
+	[ -n "${NS_ALIAS:-}" ] && ip netns del "$NS_ALIAS" 2>/dev/null
 	[ -n "${CHK:-}" ] && rm -rf "$CHK"
 	return 0
 }
@@ -74,6 +76,13 @@ sandbox_bundle() {
 	set_args "$@"
 }
 
+# make_host_alias: /run/netns/$NS_ALIAS names the host's network namespace
+# (`ip netns attach` of the test's shell): a path that looks like a pod's.
+make_host_alias() {
+	NS_ALIAS="brig-judge-alias-$$-${BATS_TEST_NUMBER}"
+	ip netns attach "$NS_ALIAS" $$
+}
+
 # make_pod_netns: a network namespace standing for another container's
 # (a pod's pause container), in $NS_POD.
 make_pod_netns() {
@@ -101,10 +110,12 @@ HOST_NET_SPELLINGS=(//proc/self/ns/net /proc/./self/ns/net /proc/2/ns/net
 	/proc/thread-self/../../ns/net /proc/self/../self/ns/net)
 
 @test "judge: check finds the host's namespaces by what the path opens, however spelt" {
+	requires root
 	local p t
 	ln -s /proc/self/ns/net "$CHK/link-net"
 	ln -s /proc/self/ns/pid "$CHK/link-pid"
-	for p in "${HOST_NET_SPELLINGS[@]}" "$CHK/link-net"; do
+	make_host_alias
+	for p in "${HOST_NET_SPELLINGS[@]}" "$CHK/link-net" "/run/netns/$NS_ALIAS"; do
 		check_with "$(ns_path network "$p")" --profile baseline
 		echo "$p: $(rules_of)"
 		[ "$status" -eq 1 ]
@@ -175,7 +186,8 @@ HOST_NET_SPELLINGS=(//proc/self/ns/net /proc/./self/ns/net /proc/2/ns/net
 	echo '{"profile":"sandbox","failOn":"high"}' >"$CHK/policy.json"
 	sandbox_bundle sh -c 'echo "inside: $(readlink /proc/self/ns/net)"'
 	ln -s /proc/self/ns/net "$CHK/link-net"
-	for p in "${HOST_NET_SPELLINGS[@]}" "$CHK/link-net"; do
+	make_host_alias
+	for p in "${HOST_NET_SPELLINGS[@]}" "$CHK/link-net" "/run/netns/$NS_ALIAS"; do
 		update_config "$(ns_path network "$p")"
 		echo "$p:"
 		# the old brig ran it: "inside: <the host's net:[...]>"

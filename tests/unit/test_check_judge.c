@@ -68,7 +68,7 @@ main (void)
   };
   struct brig_policy_egress pe = { .set = true, .public_ok = true };
 
-  tap_plan (14 + 20 + (int) BRIG_ARRAY_SIZE (admits) + 2);
+  tap_plan (16 + 22 + (int) BRIG_ARRAY_SIZE (admits) + 2);
 
   unwraps_to ("::ffff:10.1.2.3", "10.1.2.3/32");
   unwraps_to ("::ffff:0:a00:0/104", "10.0.0.0/8");
@@ -82,6 +82,8 @@ main (void)
   unwraps_to ("2002:a9fe:a9fe:1::/64", "169.254.169.254/32");
   unwraps_to ("2002:a00::/24", "10.0.0.0/8");
   unwraps_to ("::a9fe:a9fe", "169.254.169.254/32");
+  unwraps_to ("2001:0:4136:e378:8000:63bf:5601:5601", "169.254.169.254/32");
+  unwraps_to ("2001:db8::a9fe:a9fe", "2001:db8::a9fe:a9fe/128");
   unwraps_to ("2001:db8::1", "2001:db8::1/128");
   unwraps_to ("10.0.0.0/8", "10.0.0.0/8");
 
@@ -92,6 +94,8 @@ main (void)
   covers ("::/0", true, CHECK_COVER_METADATA, "IPv4-mapped");
   covers ("64:ff9b:1::/64", true, CHECK_COVER_METADATA, "64:ff9b:1::/48");
   covers ("2002::/16", true, CHECK_COVER_METADATA, "6to4");
+  covers ("2001::/32", true, CHECK_COVER_METADATA, "Teredo");
+  covers ("2001:0:4136:e378:8000:63bf:f5ff:fffe", true, CHECK_COVER_PRIVATE, "10.0.0.0/8");
   covers ("::ffff:0:a9fe:a9fe", true, CHECK_COVER_METADATA, "SIIT");
   covers ("fd00:ec2::254", true, CHECK_COVER_METADATA, "fd00:ec2::254/128");
   covers ("fd00::/8", true, CHECK_COVER_METADATA, "fd00:ec2::254/128");

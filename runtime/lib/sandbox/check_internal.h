@@ -37,8 +37,8 @@ enum check_ns_verdict check_ns_judge (const oci_namespace *ns, const struct brig
 enum check_cover { CHECK_COVER_NONE, CHECK_COVER_PRIVATE, CHECK_COVER_METADATA };
 
 /* c with its translated IPv6 form unwrapped (IPv4-mapped, SIIT, NAT64
- * 64:ff9b::/96 and 64:ff9b:1::/48, 6to4, IPv4-compatible): an IPv6 prefix
- * deep enough inside one becomes the IPv4 prefix it names, else c. */
+ * 64:ff9b::/96 and 64:ff9b:1::/48, 6to4, Teredo, IPv4-compatible): an IPv6
+ * prefix deep enough inside one becomes the IPv4 prefix it names, else c. */
 void check_addr_unwrap (const struct brig_egress_cidr *c, struct brig_egress_cidr *out);
 
 /* The worst range the allow entry c overlaps, directly or through a

@@ -114,21 +114,25 @@ inside (const struct brig_egress_cidr *a, const struct brig_egress_cidr *b)
          && bits_equal (a->addr, b->addr, b->prefix);
 }
 
-/* The IPv6 forms that carry an IPv4 destination: the prefix, and the bit
- * where the IPv4 address starts in it. */
+/* The IPv6 forms that carry an IPv4 destination: the prefix, the bit
+ * where the IPv4 address starts in it, and whether it is stored inverted. */
 static const struct {
   uint8_t prefix[16];
   unsigned len, v4_at;
+  bool inverted;
   const char *name;
 } xlat[] = {
-  { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 96, 96, "IPv4-mapped" },
-  { { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 96, 96, "SIIT ::ffff:0:0:0/96" },
-  { { 0, 0x64, 0xff, 0x9b }, 96, 96, "NAT64 64:ff9b::/96" },
+  { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 96, 96, false, "IPv4-mapped" },
+  { { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 96, 96, false, "SIIT ::ffff:0:0:0/96" },
+  { { 0, 0x64, 0xff, 0x9b }, 96, 96, false, "NAT64 64:ff9b::/96" },
   /* RFC 8215 local use: the IPv4 address in the last 32 bits (a shorter
    * entry in it spans every IPv4 address) */
-  { { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, 96, "NAT64 64:ff9b:1::/48" },
-  { { 0x20, 0x02 }, 16, 16, "6to4 2002::/16" },
-  { { 0 }, 96, 96, "IPv4-compatible ::/96" },
+  { { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, 96, false, "NAT64 64:ff9b:1::/48" },
+  { { 0x20, 0x02 }, 16, 16, false, "6to4 2002::/16" },
+  /* RFC 4380: a relay sends to the client's IPv4 address, the last 32
+   * bits inverted */
+  { { 0x20, 0x01, 0, 0 }, 32, 96, true, "Teredo 2001::/32" },
+  { { 0 }, 96, 96, false, "IPv4-compatible ::/96" },
 };
 
 /* The IPv4 prefix that the IPv6 prefix a reaches through xlat[k] into *v4:
@@ -148,7 +152,7 @@ unwrap_form (size_t k, const struct brig_egress_cidr *a, struct brig_egress_cidr
   n = a->prefix > at ? a->prefix - at : 0;
   v4->prefix = n > 32 ? 32 : n;
   for (unsigned b = 0; b < v4->prefix; b++)
-    if (a->addr[(at + b) / 8] & (0x80u >> ((at + b) % 8)))
+    if (!(a->addr[(at + b) / 8] & (0x80u >> ((at + b) % 8))) == xlat[k].inverted)
       v4->addr[b / 8] |= (uint8_t) (0x80u >> (b % 8));
   return true;
 }
