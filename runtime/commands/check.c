@@ -131,7 +131,10 @@ cmd_check (struct brig_globals *g, int argc, char **argv)
         }
     }
 
-  brig_check_config_at (cfg, id ? saved_bundle : bundle, pol.profile, pol.fail_on, &rep);
+  /* and its egress section, as create would apply it */
+  struct brig_check_input in = { .egress_policy = found ? &pol.egress : NULL,
+                                 .bundle = id ? saved_bundle : bundle };
+  brig_check_run (cfg, &in, pol.profile, pol.fail_on, &rep);
   oci_config_free (cfg);
   failed = brig_check_failed (&rep);
   out = json ? brig_check_report_json (&rep, path) : brig_check_report_text (&rep);

@@ -635,10 +635,6 @@ create_common (struct create_ctx *c, brig_error *err)
   r = create_validate_config (c, err);
   if (r < 0)
     return r;
-  /* Before anything exists, so a refused config leaves nothing behind. */
-  r = brig_policy_enforce (c->ctx->policy, c->cfg, c->bundle, err);
-  if (r < 0)
-    return r;
   p = c->cfg->process;
   r = create_cgroup_shared (c->cfg, &shared, err);
   if (r < 0)

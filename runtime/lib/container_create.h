@@ -16,6 +16,7 @@
 #include "netdev.h"
 #include "notify.h"
 #include "ocispec.h"
+#include "sandbox/check.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
 #include "seccomp.h"
@@ -47,6 +48,7 @@ struct create_ctx {
   int pidfd;                /* of the init */
   brig_netdevs *netdevs;    /* linux.netDevices moved in */
   brig_egress_policy *egress; /* run.brig.egress, NULL without */
+  struct brig_policy_create policy; /* the node policy, loaded once */
   struct brig_ephemeral ephemeral; /* run.brig.rootfs.ephemeral */
   char *ephemeral_dir;      /* the disk layer's directory, or NULL */
   struct brig_notify notify;/* run: the sd_notify relay (notify.h) */

@@ -17,6 +17,7 @@
 #include "paths.h"
 #include "process.h"
 #include "rootfs.h"
+#include "sandbox/check.h"
 #include "sandbox/pod.h"
 #include "sandbox/reset_internal.h"
 #include "sysctl.h"
@@ -150,19 +151,18 @@ validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
   return 0;
 }
 
-/* Whether the container's network namespace is not brig's own (so its
- * loopback is its own). */
+/* Whether the container's network namespace is not the host's (so its
+ * loopback is its own): new, or joined and neither brig's, the initial
+ * one nor pid 1's. */
 static bool
 own_network_namespace (const struct brig_ns_plan *ns)
 {
-  struct stat a, b;
+  char why[128];
   if (ns->new_flags & CLONE_NEWNET)
     return true;
   if (ns->join_fd[BRIG_NS_NET] < 0)
     return false;
-  if (fstat (ns->join_fd[BRIG_NS_NET], &a) < 0 || stat ("/proc/self/ns/net", &b) < 0)
-    return false;
-  return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+  return brig_ns_is_host (ns->join_fd[BRIG_NS_NET], BRIG_NS_NET, why, sizeof why) == 0;
 }
 
 /* run.brig.egress=none needs no program where the kernel already holds it:
@@ -292,6 +292,13 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
+  /* The node policy, before anything exists, on the config as written and
+   * the namespace fds the init will join (nothing opens those paths
+   * again); before any egress hostname is resolved, so a refused config
+   * sends no DNS query. reset: judged at create. */
+  if (!c->reset && (r = brig_policy_create_check (c->ctx->policy, cfg, c->bundle,
+                                                  c->ns.join_fd, &c->policy, err)) < 0)
+    return r;
   /* A Kubernetes pod's annotations reach its pause container too (CRI
    * passes them to every container of the pod), whose spec CRI makes with
    * a read-only root and the default capabilities: the policy is for the
@@ -303,6 +310,10 @@ create_validate_config (struct create_ctx *c, brig_error *err)
    * resolved; nothing is resolved again. */
   if (!c->reset && brig_egress_requested (cfg->annotations)
       && !brig_pod_sandbox_container (cfg->annotations) && (r = validate_egress (c, err)) < 0)
+    return r;
+  /* and again on the addresses the hostnames were pinned to */
+  if (!c->reset && (r = brig_policy_create_check_pinned (&c->policy, cfg, c->ns.join_fd,
+                                                         c->egress, err)) < 0)
     return r;
   if (cfg->annotations && (r = brig_reset_opt_in (cfg->annotations, &c->reset_opt_in, err)) < 0)
     return r;

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 
 #include "namespaces.h"
@@ -103,28 +105,113 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
           plan->new_flags |= ns_table[t].flag;
           continue;
         }
-      int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
+      /* This fd is the one the init joins and the node policy judges
+       * (sandbox/check.h): nothing opens the path again. */
+      int fd, kind, r = brig_ns_open_path (ns->path, &fd, &kind);
+      if (r < 0)
         {
-          int e = errno;
           brig_ns_plan_clear (plan);
-          return brig_error_set (err, e, "linux.namespaces[%zu]: open %s namespace %s", i,
+          if (r == -EINVAL)
+            return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: %s is not a namespace",
+                                   i, ns->path);
+          return brig_error_set (err, -r, "linux.namespaces[%zu]: open %s namespace %s", i,
                                  ns->type, ns->path);
         }
       /* A path that is not a namespace of that type would fail later in the
-       * child with a vaguer message; NS_GET_NSTYPE tells right away. */
-      int kind = ioctl (fd, NS_GET_NSTYPE);
-      if (kind < 0 || (unsigned long) kind != ns_table[t].flag)
+       * child with a vaguer message, or join what the config did not say. */
+      if (kind != t)
         {
           close (fd);
           brig_ns_plan_clear (plan);
-          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: %s is not a %s namespace",
-                                 i, ns->path, ns->type);
+          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: %s is a %s namespace, "
+                                 "not %s", i, ns->path, ns_table[kind].config, ns->type);
         }
       plan->join_fd[t] = fd;
       plan->joined_any = true;
     }
   return 0;
+}
+
+int
+brig_ns_open_path (const char *path, int *fd, int *type)
+{
+  _cleanup_close_ int opath = -1;
+  struct statfs sfs;
+  char self[64];
+  int kind;
+
+  *fd = -1;
+  /* Every symlink is followed, the last too, as open(2) of the path would:
+   * what is judged is the namespace the kernel finds, however the path is
+   * spelt. O_PATH opens nothing for reading (a FIFO would block, a device
+   * could act), and only an nsfs file goes further. */
+  opath = open (path, O_PATH | O_CLOEXEC);
+  if (opath < 0)
+    return -errno;
+  if (fstatfs (opath, &sfs) < 0)
+    return -errno;
+  if (sfs.f_type != NSFS_MAGIC)
+    return -EINVAL;
+  /* setns(2) and the ioctls refuse O_PATH fds: open the same file again
+   * through its fd, never through the path. */
+  snprintf (self, sizeof self, "/proc/self/fd/%d", opath);
+  *fd = open (self, O_RDONLY | O_CLOEXEC);
+  if (*fd < 0)
+    return -errno;
+  kind = ioctl (*fd, NS_GET_NSTYPE);
+  *type = -1;
+  for (int i = 0; kind > 0 && i < BRIG_NS_COUNT; i++)
+    if ((unsigned long) kind == ns_table[i].flag)
+      *type = i;
+  if (*type < 0)
+    {
+      close (*fd);
+      *fd = -1;
+      return kind < 0 ? -errno : -EINVAL;
+    }
+  return 0;
+}
+
+/* The inode numbers the kernel gives its initial namespaces
+ * (include/linux/proc_ns.h: ipc, uts, user and pid since 3.8, cgroup since
+ * 4.6, time since 5.6; net and mnt on recent kernels, 6.18 here). Numbers
+ * it allocates start at 0xF0000000, so none of these ever names another
+ * namespace, also on a kernel that does not fix net and mnt. */
+static const unsigned long ns_init_ino[BRIG_NS_COUNT] = {
+  [BRIG_NS_IPC] = 0xEFFFFFFFUL, [BRIG_NS_UTS] = 0xEFFFFFFEUL, [BRIG_NS_USER] = 0xEFFFFFFDUL,
+  [BRIG_NS_PID] = 0xEFFFFFFCUL, [BRIG_NS_CGROUP] = 0xEFFFFFFBUL, [BRIG_NS_TIME] = 0xEFFFFFFAUL,
+  [BRIG_NS_NET] = 0xEFFFFFF9UL, [BRIG_NS_MNT] = 0xEFFFFFF8UL,
+};
+
+int
+brig_ns_is_host (int fd, enum brig_ns_type t, char *why, size_t size)
+{
+  const char *whose = NULL;
+  struct stat ns, ref;
+  char path[64];
+
+  if (fstat (fd, &ns) < 0)
+    return -errno;
+  snprintf (path, sizeof path, "/proc/self/ns/%s", ns_table[t].proc);
+  if (stat (path, &ref) < 0)
+    return -errno;
+  if (ns.st_dev == ref.st_dev && ns.st_ino == ref.st_ino)
+    whose = "brig's own";
+  /* on the same nsfs as brig's own: one superblock holds them all */
+  else if (ns.st_dev == ref.st_dev && ns.st_ino == ns_init_ino[t])
+    whose = "the initial one";
+  else
+    {
+      /* Where brig may examine pid 1: root without ptrace access to it
+       * (this test host's pid 1) cannot, and the initial namespaces above
+       * still count then. */
+      snprintf (path, sizeof path, "/proc/1/ns/%s", ns_table[t].proc);
+      if (stat (path, &ref) == 0 && ns.st_dev == ref.st_dev && ns.st_ino == ref.st_ino)
+        whose = "pid 1's";
+    }
+  snprintf (why, size, "%s%s%s:[%lu]", whose ? whose : "", whose ? ", " : "", ns_table[t].proc,
+            (unsigned long) ns.st_ino);
+  return whose != NULL;
 }
 
 int

@@ -37,6 +37,18 @@ const char *brig_ns_proc_name (enum brig_ns_type t);
  * namespaces of the right type) and open the paths. Errors name the entry. */
 int brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *err);
 
+/* Open a linux.namespaces path the way create joins it: O_PATH following
+ * every symlink (the kernel's answer, not the spelling), accepted only on
+ * nsfs, then reopened through its fd for setns. *type: what it really is.
+ * 0, -EINVAL when it is not a namespace, or -errno. */
+int brig_ns_open_path (const char *path, int *fd, int *type);
+
+/* Whether the namespace fd (of type t) is the host's: brig's own, the
+ * kernel's initial one (by its fixed inode number) or pid 1's. 1 or 0 with
+ * why saying which ("pid 1's, net:[4026531833]", or just the inode), or
+ * -errno when it cannot be told. */
+int brig_ns_is_host (int fd, enum brig_ns_type t, char *why, size_t size);
+
 /* Close the join fds. */
 void brig_ns_plan_clear (struct brig_ns_plan *plan);
 

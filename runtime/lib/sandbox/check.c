@@ -79,23 +79,27 @@ void
 brig_check_config (const oci_config *cfg, enum brig_check_profile profile,
                    enum brig_check_severity fail_on, struct brig_check_report *rep)
 {
-  brig_check_config_at (cfg, NULL, profile, fail_on, rep);
+  brig_check_run (cfg, NULL, profile, fail_on, rep);
 }
 
 void
-brig_check_config_at (const oci_config *cfg, const char *bundle, enum brig_check_profile profile,
-                      enum brig_check_severity fail_on, struct brig_check_report *rep)
+brig_check_run (const oci_config *cfg, const struct brig_check_input *in,
+                enum brig_check_profile profile, enum brig_check_severity fail_on,
+                struct brig_check_report *rep)
 {
+  static const struct brig_check_input none;
   char dir[PATH_MAX];
 
   memset (rep, 0, sizeof *rep);
   rep->profile = profile;
   rep->fail_on = fail_on;
+  rep->in = in ? in : &none;
   /* Relative mount sources are the bundle's (runtime-spec); an absolute
    * bundle keeps them absolute for the rules that compare host paths. */
-  rep->bundle = realpath (bundle ? bundle : ".", dir) ? dir : NULL;
+  rep->bundle = realpath (rep->in->bundle ? rep->in->bundle : ".", dir) ? dir : NULL;
   check_run_rules (cfg, rep);
   rep->bundle = NULL;
+  rep->in = NULL;
   /* Worst first; a stable insertion sort keeps rule order within a
    * severity (and the report stable from run to run). */
   for (size_t i = 1; i < rep->len; i++)
@@ -254,6 +258,54 @@ brig_check_rules_json (void)
 
 /* ---- node policy ---- */
 
+/* "egress": {"allow": ["public", CIDR, CIDR:port, [IPv6-CIDR]:port, ...]} */
+static int
+policy_parse_egress (const char *path, yajl_val v, struct brig_policy_egress *pe, brig_error *err)
+{
+  yajl_val list = NULL;
+
+  if (!YAJL_IS_OBJECT (v))
+    return brig_error_set (err, 0, "policy %s: egress: expected an object", path);
+  for (size_t i = 0; i < YAJL_GET_OBJECT (v)->len; i++)
+    {
+      if (strcmp (YAJL_GET_OBJECT (v)->keys[i], "allow") != 0)
+        return brig_error_set (err, 0, "policy %s: egress: unknown key \"%s\" (expected allow)",
+                               path, YAJL_GET_OBJECT (v)->keys[i]);
+      list = YAJL_GET_OBJECT (v)->values[i];
+    }
+  if (list == NULL || !YAJL_IS_ARRAY (list))
+    return brig_error_set (err, 0, "policy %s: egress.allow: expected a list (may be empty)", path);
+  pe->set = true;
+  for (size_t i = 0; i < YAJL_GET_ARRAY (list)->len; i++)
+    {
+      yajl_val e = YAJL_GET_ARRAY (list)->values[i];
+      const char *s = YAJL_IS_STRING (e) ? YAJL_GET_STRING (e) : NULL;
+      char key[64], host[8];
+      int r;
+
+      if (s && strcmp (s, "public") == 0)
+        {
+          pe->public_ok = true;
+          continue;
+        }
+      if (pe->n_allow == BRIG_POLICY_EGRESS_MAX)
+        return brig_error_set (err, 0, "policy %s: egress.allow: more than %d entries", path,
+                               BRIG_POLICY_EGRESS_MAX);
+      snprintf (key, sizeof key, "egress.allow[%zu]", i);
+      /* addresses only: the policy judges where names lead, not names */
+      r = s ? brig_egress_entry_parse (key, s, true, &pe->allow[pe->n_allow], host, sizeof host,
+                                       err) : -EINVAL;
+      if (r != 0)
+        {
+          brig_error_clear (err);
+          return brig_error_set (err, 0, "policy %s: %s: expected \"public\", CIDR, CIDR:port "
+                                 "or [IPv6-CIDR]:port", path, key);
+        }
+      pe->n_allow++;
+    }
+  return 0;
+}
+
 static int
 policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_error *err)
 {
@@ -268,6 +320,7 @@ policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_e
       ebuf[strcspn (ebuf, "\n")] = '\0';
       return brig_error_set (err, 0, "policy %s: invalid JSON: %s", path, ebuf);
     }
+  memset (pol, 0, sizeof *pol);
   pol->fail_on = BRIG_CHECK_DEFAULT_FAIL_ON;
   if (!YAJL_IS_OBJECT (root))
     r = brig_error_set (err, 0, "policy %s: expected a JSON object", path);
@@ -288,8 +341,10 @@ policy_parse (const char *path, const char *buf, struct brig_policy *pol, brig_e
           if (brig_check_severity_parse (s, &pol->fail_on) < 0)
             r = brig_error_set (err, 0, "policy %s: failOn: expected info, low, medium, high or critical", path);
         }
+      else if (strcmp (k, "egress") == 0)
+        r = policy_parse_egress (path, v, &pol->egress, err);
       else
-        r = brig_error_set (err, 0, "policy %s: unknown key \"%s\" (expected profile, failOn)", path, k);
+        r = brig_error_set (err, 0, "policy %s: unknown key \"%s\" (expected profile, failOn, egress)", path, k);
     }
   if (r == 0 && !have_profile)
     r = brig_error_set (err, 0, "policy %s: profile is required", path);
@@ -373,11 +428,24 @@ refuse (const char *path, const struct brig_policy *pol, const struct brig_check
   return -EPERM;
 }
 
+/* Judge cfg with in under pol; -EPERM naming what fails. */
+static int
+policy_judge (const char *path, const struct brig_policy *pol, const oci_config *cfg,
+              const struct brig_check_input *in, brig_error *err)
+{
+  struct brig_check_report rep;
+  int r;
+
+  brig_check_run (cfg, in, pol->profile, pol->fail_on, &rep);
+  r = brig_check_failed (&rep) ? refuse (path, pol, &rep, NULL, "config.json", err) : 0;
+  brig_check_report_clear (&rep);
+  return r;
+}
+
 int
 brig_policy_enforce (const char *path, const oci_config *cfg, const char *bundle,
                      brig_error *err)
 {
-  struct brig_check_report rep;
   struct brig_policy pol;
   bool found;
   int r;
@@ -385,10 +453,38 @@ brig_policy_enforce (const char *path, const oci_config *cfg, const char *bundle
   r = brig_policy_load (path, &pol, &found, err);
   if (r < 0 || !found)
     return r;
-  brig_check_config_at (cfg, bundle, pol.profile, pol.fail_on, &rep);
-  r = brig_check_failed (&rep) ? refuse (path, &pol, &rep, NULL, "config.json", err) : 0;
-  brig_check_report_clear (&rep);
-  return r;
+  struct brig_check_input in = { .egress_policy = &pol.egress, .bundle = bundle };
+  return policy_judge (path, &pol, cfg, &in, err);
+}
+
+int
+brig_policy_create_check (const char *path, const oci_config *cfg, const char *bundle,
+                          const int *ns_fd, struct brig_policy_create *pc, brig_error *err)
+{
+  int r;
+
+  memset (pc, 0, sizeof *pc);
+  pc->path = path;
+  pc->bundle = bundle;
+  r = brig_policy_load (path, &pc->pol, &pc->found, err);
+  if (r < 0 || !pc->found)
+    return r;
+  /* Hostnames wait for their addresses (brig_policy_create_check_pinned):
+   * nothing is resolved for a config refused as written. */
+  struct brig_check_input in = { .ns_fd = ns_fd, .egress_policy = &pc->pol.egress,
+                                 .names_later = true, .bundle = bundle };
+  return policy_judge (path, &pc->pol, cfg, &in, err);
+}
+
+int
+brig_policy_create_check_pinned (const struct brig_policy_create *pc, const oci_config *cfg,
+                                 const int *ns_fd, const brig_egress_policy *eg, brig_error *err)
+{
+  if (!pc->found || eg == NULL || eg->pinned == NULL || eg->pinned->len == 0)
+    return 0;
+  struct brig_check_input in = { .ns_fd = ns_fd, .egress_policy = &pc->pol.egress, .egress = eg,
+                                 .bundle = pc->bundle };
+  return policy_judge (pc->path, &pc->pol, cfg, &in, err);
 }
 
 int
@@ -402,7 +498,8 @@ brig_policy_exec_begin (const char *path, const oci_config *cfg, struct brig_pol
   r = brig_policy_load (path, &pe->pol, &pe->found, err);
   if (r < 0 || !pe->found)
     return r;
-  brig_check_config (cfg, pe->pol.profile, pe->pol.fail_on, &pe->before);
+  struct brig_check_input in = { .egress_policy = &pe->pol.egress };
+  brig_check_run (cfg, &in, pe->pol.profile, pe->pol.fail_on, &pe->before);
   return 0;
 }
 
@@ -419,7 +516,8 @@ brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config *cfg
   /* The container's config with the exec'd process in its place. */
   view = *cfg;
   view.process = (oci_process *) p;
-  brig_check_config (&view, pe->pol.profile, pe->pol.fail_on, &rep);
+  struct brig_check_input in = { .egress_policy = &pe->pol.egress };
+  brig_check_run (&view, &in, pe->pol.profile, pe->pol.fail_on, &rep);
   r = brig_check_failed (&rep)
     ? refuse (pe->path, &pe->pol, &rep, &pe->before, "the exec'd process", err) : 0;
   brig_check_report_clear (&rep);

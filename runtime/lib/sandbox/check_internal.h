@@ -1,6 +1,10 @@
-/* Shared between check.c (engine, reports, policy) and check_rules.c. */
+/* Shared between check.c (engine, reports, policy), check_rules.c (the
+ * rules) and check_judge.c (what names reach: namespace paths, addresses). */
 #ifndef BRIG_SANDBOX_CHECK_INTERNAL_H
 #define BRIG_SANDBOX_CHECK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "sandbox/check.h"
 
@@ -47,5 +51,41 @@ int check_resolve_path (const char *path, char *out, size_t size);
  * host (or an earlier mount of the container) has one. */
 void check_run_mount_rules (const oci_config *cfg, const struct check_mount_rules *rules,
                             struct brig_check_report *rep);
+/* The rules check_judge.c adds findings of (entries of brig_check_rules). */
+extern const struct brig_check_rule *const check_rule_not_checked;
+extern const struct brig_check_rule *const check_rule_allow_metadata;
+extern const struct brig_check_rule *const check_rule_allow_private;
+extern const struct brig_check_rule *const check_rule_allow_policy;
+
+/* ---- check_judge.c ---- */
+
+enum check_ns_verdict { CHECK_NS_OTHER, CHECK_NS_HOST, CHECK_NS_UNCHECKED };
+
+/* What the linux.namespaces entry ns (with a path) joins, judged by the
+ * namespace it opens (in->ns_fd's fd when create gives one): the host's,
+ * another, or not judged; why says which namespace or why not. */
+enum check_ns_verdict check_ns_judge (const oci_namespace *ns, const struct brig_check_input *in,
+                                      char *why, size_t size);
+
+enum check_cover { CHECK_COVER_NONE, CHECK_COVER_PRIVATE, CHECK_COVER_METADATA };
+
+/* c with its translated IPv6 form unwrapped (IPv4-mapped, SIIT, NAT64
+ * 64:ff9b::/96 and 64:ff9b:1::/48, 6to4, Teredo, IPv4-compatible): an IPv6
+ * prefix deep enough inside one becomes the IPv4 prefix it names, else c. */
+void check_addr_unwrap (const struct brig_egress_cidr *c, struct brig_egress_cidr *out);
+
+/* The worst range the allow entry c overlaps, directly or through a
+ * translated form: a metadata endpoint, or a private, shared, link-local,
+ * multicast, reserved or (unless own_netns) loopback range; what names it. */
+enum check_cover check_egress_covers (const struct brig_egress_cidr *c, bool own_netns,
+                                      char *what, size_t size);
+
+/* Whether the node policy's egress section admits the allow entry c. */
+bool check_policy_admits (const struct brig_policy_egress *pe, const struct brig_egress_cidr *c,
+                          bool own_netns);
+
+/* The rule on run.brig.egress.allow (and, under a policy with an egress
+ * section, on the mode): check_rule_allow_*. */
+void check_rule_egress_allow (const oci_config *cfg, struct brig_check_report *rep);
 
 #endif

@@ -24,6 +24,7 @@ enum {
   R_ROOTFS_WRITABLE, R_NO_MEMORY_LIMIT, R_NO_PIDS_LIMIT, R_NO_CPU_LIMIT,
   R_EGRESS_UNSET,
   R_PROCFS_MOUNT, R_KERNEL_FS_MOUNT, R_BLOCK_DEVICE_MOUNT, R_SECCOMP_DEFAULT_PERMITS,
+  R_NOT_CHECKED, R_EGRESS_ALLOW_METADATA, R_EGRESS_ALLOW_PRIVATE, R_EGRESS_ALLOW_POLICY,
   R_COUNT
 };
 
@@ -171,8 +172,28 @@ const struct brig_check_rule brig_check_rules[R_COUNT] = {
     "success, so a refused setuid or capset looks done",
     "set defaultAction to SCMP_ACT_ERRNO (defaultErrnoRet EPERM or ENOSYS, not 0) or "
     "SCMP_ACT_KILL_PROCESS" },
+  [R_NOT_CHECKED] = { "not-checked", BRIG_SEV_HIGH, B,
+    "brig: judge the thing, not its name",
+    "what brig could not examine (a namespace path it cannot open, or that is not a namespace of its type; a hostname, resolved only at create) cannot be called safe: it may be the host's namespace or an internal address",
+    "give a path brig can open, to a namespace of the listed type (run the check as root on the node), or an address instead of a hostname" },
+  [R_EGRESS_ALLOW_METADATA] = { "egress-allow-metadata", BRIG_SEV_CRITICAL, S,
+    "brig issue #12 egress policy; CWE-918",
+    "an allow entry that covers a cloud metadata endpoint (directly or through a translated IPv6 form) gives untrusted code a path to the node's cloud credentials",
+    "remove the entry from annotations[\"run.brig.egress.allow\"], or narrow it to public addresses" },
+  [R_EGRESS_ALLOW_PRIVATE] = { "egress-allow-private", BRIG_SEV_HIGH, S,
+    "brig issue #12 egress policy; NIST 4.4.3; CWE-918",
+    "an allow entry that covers a private, shared, link-local, multicast or reserved range, or the host's loopback (directly or through a translated IPv6 form), re-opens what the egress policy closes: the cluster's and the host's services",
+    "narrow the entry to the one service needed, and have the node policy's egress.allow admit it (docs/sandbox.md)" },
+  [R_EGRESS_ALLOW_POLICY] = { "egress-allow-policy", BRIG_SEV_CRITICAL, B,
+    "the node policy's egress section",
+    "the node operator limits what a container may allow itself (a pod author sets run.brig.* annotations): this reaches beyond that",
+    "allow only what the node policy's egress.allow admits" },
 };
 const size_t brig_check_rules_count = R_COUNT;
+const struct brig_check_rule *const check_rule_not_checked = &brig_check_rules[R_NOT_CHECKED];
+const struct brig_check_rule *const check_rule_allow_metadata = &brig_check_rules[R_EGRESS_ALLOW_METADATA];
+const struct brig_check_rule *const check_rule_allow_private = &brig_check_rules[R_EGRESS_ALLOW_PRIVATE];
+const struct brig_check_rule *const check_rule_allow_policy = &brig_check_rules[R_EGRESS_ALLOW_POLICY];
 
 #undef B
 #undef R
@@ -272,13 +293,31 @@ find_ns (const oci_linux *l, const char *type, size_t *idx)
   return NULL;
 }
 
-/* A path naming the host's own namespace (pid 1's, or brig's). */
+/* A namespace entry with a path, judged by what it opens (check_judge.c):
+ * the host's is a finding of rule, one that could not be judged a
+ * not-checked finding of rule's severity. True when either was added. */
 static bool
-is_host_ns_path (const char *path)
+rule_ns_path (const oci_namespace *ns, size_t idx, int rule, struct brig_check_report *rep)
 {
-  return path && (strncmp (path, "/proc/1/ns/", 11) == 0
-                  || strncmp (path, "/proc/self/ns/", 14) == 0
-                  || strncmp (path, "/proc/thread-self/ns/", 21) == 0);
+  char why[512];
+
+  if (ns->path == NULL || *ns->path == '\0')
+    return false;
+  switch (check_ns_judge (ns, rep->in, why, sizeof why))
+    {
+    case CHECK_NS_HOST:
+      ADD (rep, rule, RULE_SEV (rule), xasprintf ("linux.namespaces[%zu].path", idx),
+           "%s joins the host's %s namespace (%s)", ns->path, ns->type, why);
+      return true;
+    case CHECK_NS_UNCHECKED:
+      /* as grave as what it may be; only where that rule applies */
+      if (brig_check_rules[rule].profile <= rep->profile)
+        ADD (rep, R_NOT_CHECKED, RULE_SEV (rule), xasprintf ("linux.namespaces[%zu].path", idx),
+             "%s", why);
+      return true;
+    default:
+      return false;
+    }
 }
 
 static void
@@ -295,10 +334,8 @@ rule_namespaces (const oci_linux *l, struct brig_check_report *rep)
       if (ns == NULL)
         ADD (rep, want[i].rule, RULE_SEV (want[i].rule), xstrdup ("linux.namespaces"),
              "no %s namespace: the host's is shared", want[i].type);
-      else if (is_host_ns_path (ns->path))
-        ADD (rep, want[i].rule, RULE_SEV (want[i].rule),
-             xasprintf ("linux.namespaces[%zu].path", idx),
-             "joins the host's %s namespace (%s)", want[i].type, ns->path);
+      else
+        rule_ns_path (ns, idx, want[i].rule, rep);
     }
 }
 
@@ -326,12 +363,8 @@ rule_userns (const oci_linux *l, struct brig_check_report *rep)
            "no user namespace: root in the container is root on the host");
       return;
     }
-  if (is_host_ns_path (ns->path))
-    {
-      ADD (rep, R_NO_USERNS, RULE_SEV (R_NO_USERNS), xasprintf ("linux.namespaces[%zu].path", idx),
-           "joins the host's user namespace (%s)", ns->path);
-      return;
-    }
+  if (rule_ns_path (ns, idx, R_NO_USERNS, rep))
+    return;
   struct { const char *name; const oci_id_mapping *m; size_t n; } maps[] = {
     { "uidMappings", l->uid_mappings, l->uid_mappings_len },
     { "gidMappings", l->gid_mappings, l->gid_mappings_len },
@@ -767,4 +800,5 @@ check_run_rules (const oci_config *cfg, struct brig_check_report *rep)
   rule_sysctl (l, rep);
   rule_limits (cfg, rep);
   rule_egress (cfg, rep);
+  check_rule_egress_allow (cfg, rep);
 }

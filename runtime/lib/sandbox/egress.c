@@ -260,19 +260,15 @@ resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_erro
   return 0;
 }
 
-/* One entry of allow or deny: CIDR, CIDR:port, [v6-CIDR]:port,
- * hostname, hostname:port (hostnames in allow only). */
-static int
-parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool allow,
-             brig_error *err)
+int
+brig_egress_entry_parse (const char *key, const char *entry, bool allow,
+                         struct brig_egress_cidr *c, char *host_out, size_t size,
+                         brig_error *err)
 {
   char buf[300];
   char *host = buf, *port_s = NULL;
-  uint16_t port = 0;
-  uint8_t a[16];
-  unsigned prefix;
-  int family;
 
+  memset (c, 0, sizeof *c);
   if (strlen (entry) >= sizeof buf)
     return brig_error_set (err, EINVAL, "%s: entry \"%.40s...\" is too long", key, entry);
   strcpy (buf, entry);
@@ -292,22 +288,38 @@ parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool all
       port_s = strchr (buf, ':');
       *port_s++ = '\0';
     }
-  if (port_s && parse_port (port_s, &port) < 0)
+  if (port_s && parse_port (port_s, &c->port) < 0)
     return brig_error_set (err, EINVAL, "%s: \"%s\": port must be 1-65535", key, entry);
-  if (port && !allow)
+  if (c->port && !allow)
     return brig_error_set (err, EINVAL, "%s: \"%s\": deny entries are CIDRs without a port",
                            key, entry);
-  if (parse_cidr (host, &family, a, &prefix) == 0)
-    {
-      add_rule (p, family, a, prefix, port, allow,
-                allow ? BRIG_EGRESS_USER_ALLOW : BRIG_EGRESS_USER_DENY);
-      return 0;
-    }
+  if (parse_cidr (host, &c->family, c->addr, &c->prefix) == 0)
+    return 0;
   if (!allow || !valid_hostname (host) || isdigit ((unsigned char) host[strlen (host) - 1])
-      || strchr (host, '/'))
+      || strchr (host, '/') || strlen (host) >= size)
     return brig_error_set (err, EINVAL, "%s: \"%s\" is not a CIDR%s", key, entry,
                            allow ? ", CIDR:port or hostname[:port]" : "");
-  return resolve_hosts (p, host, port, err);
+  strcpy (host_out, host);
+  return 1;
+}
+
+/* One entry of allow or deny (brig_egress_entry_parse), hostnames
+ * resolved. */
+static int
+parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool allow,
+             brig_error *err)
+{
+  struct brig_egress_cidr c;
+  char host[300];
+  int r = brig_egress_entry_parse (key, entry, allow, &c, host, sizeof host, err);
+
+  if (r < 0)
+    return r;
+  if (r == 1)
+    return resolve_hosts (p, host, c.port, err);
+  add_rule (p, c.family, c.addr, c.prefix, c.port, allow,
+            allow ? BRIG_EGRESS_USER_ALLOW : BRIG_EGRESS_USER_DENY);
+  return 0;
 }
 
 static int

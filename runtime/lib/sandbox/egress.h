@@ -31,6 +31,23 @@ struct brig_egress_rule {
   enum brig_egress_source source;
 };
 
+/* One address entry as written: family, address (network order), prefix,
+ * port (0: every port). */
+struct brig_egress_cidr {
+  int family;
+  uint8_t addr[16];
+  unsigned prefix;
+  uint16_t port;
+};
+
+/* Parse one entry of key (run.brig.egress.allow or .deny, or a policy's
+ * list): CIDR, CIDR:port or [IPv6-CIDR]:port fills *c and returns 0;
+ * hostname[:port] (allow only) returns 1 with the name in host (size
+ * bytes) and its port in c->port; anything else -EINVAL naming key. */
+int brig_egress_entry_parse (const char *key, const char *entry, bool allow,
+                             struct brig_egress_cidr *c, char *host, size_t size,
+                             brig_error *err);
+
 typedef struct brig_egress_policy {
   enum brig_egress_mode mode;
   bool own_netns;                   /* 127/8 and ::1 are the container's own */
