@@ -1,4 +1,5 @@
-# The network of the egress policy tests (sandbox_egress.bats): the container joins a network namespace the
+# The network of the egress policy tests (sandbox_egress.bats,
+# sandbox_egress_bypass.bats): the container joins a network namespace the
 # test made ("inside", NS_IN), with a veth pair to a second one ("outside",
 # NS_OUT) holding 169.254.169.254, 10.77.0.5 (private), fd00:ec2::254,
 # 192.0.2.10 and 2001:db8::10 (documentation ranges) on its loopback and a

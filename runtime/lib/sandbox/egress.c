@@ -406,40 +406,6 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   return 0;
 }
 
-static bool
-has_cap (const oci_capabilities *c, const char *name)
-{
-  char *const *sets[] = { c->bounding, c->effective, c->permitted, c->inheritable, c->ambient };
-  for (size_t s = 0; s < BRIG_ARRAY_SIZE (sets); s++)
-    for (size_t i = 0; sets[s] && sets[s][i]; i++)
-      if (strcmp (sets[s][i], name) == 0)
-        return true;
-  return false;
-}
-
-int
-brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err)
-{
-  static const char *const admin[] = { "CAP_NET_ADMIN", "CAP_SYS_ADMIN", "CAP_BPF" };
-  const oci_capabilities *c = p ? p->capabilities : NULL;
-
-  if (c == NULL)
-    return 0;
-  /* AF_PACKET sockets send frames below IP, where no cgroup program runs */
-  if (has_cap (c, "CAP_NET_RAW"))
-    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants "
-                           "CAP_NET_RAW, whose packet sockets bypass the egress policy; "
-                           "drop it");
-  /* Outside a user namespace of its own these are the host's: enough to
-   * detach the programs from the container's cgroup. */
-  for (size_t i = 0; !new_userns && i < BRIG_ARRAY_SIZE (admin); i++)
-    if (has_cap (c, admin[i]))
-      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants %s "
-                             "without a user namespace: it could detach the egress "
-                             "policy; drop it or add a user namespace", admin[i]);
-  return 0;
-}
-
 static char *
 rule_text (const struct brig_egress_rule *r)
 {

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "ocispec.h"
@@ -51,10 +52,41 @@ bool brig_egress_requested (const oci_map *annotations);
 int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
                        brig_error *err);
 
-/* Refuse a process whose capabilities could bypass or remove the policy
- * (CAP_NET_RAW always; CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF without a new
- * user namespace). */
-int brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err);
+/* The namespaces the capability judgement needs (egress_caps.c). */
+struct brig_egress_ns {
+  bool own_userns;   /* a user namespace that is not the host's (by inode) */
+  bool own_pidns;    /* a pid namespace brig made for the container */
+  bool owns_netns;   /* its user namespace reaches its network namespace
+                        (brig_egress_userns_owns) */
+};
+
+/* Refuse capabilities that could bypass or remove the policy: CAP_NET_RAW
+ * always; CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE without a
+ * user namespace of the container's own, CAP_NET_ADMIN also with one that
+ * owns the network namespace; CAP_SYS_PTRACE without one or in a pid
+ * namespace not its own. Every set counts; a name counts as the
+ * capability it names. field says where they came from in errors
+ * ("process.capabilities", "exec --cap"). The one judgement of create and
+ * exec. */
+int brig_egress_check_caps (const oci_capabilities *c, const struct brig_egress_ns *ns,
+                            const char *field, brig_error *err);
+
+/* exec into a container with a policy: brig_egress_check_caps on the new
+ * process's capabilities, the user namespace judged by the init's (pid
+ * init), the pid namespace by the state's new_pidns. */
+int brig_egress_check_exec (pid_t init, bool new_pidns, const oci_capabilities *c,
+                            const char *field, brig_error *err);
+
+/* Whether the user namespace userns (an fd) owns the namespace ns (an fd),
+ * or owns a user namespace that owns it, and so on: where its namespaced
+ * capabilities hold. True when that cannot be told. */
+bool brig_egress_userns_owns (int userns, int ns);
+
+/* Whether fd, a namespace of type name ("net", "user": /proc/PID/ns/name),
+ * is the host's: brig's own or pid 1's, by device and inode, however the
+ * path that opened it was spelt. An fd that cannot be judged counts as the
+ * host's. */
+bool brig_egress_ns_is_host (int fd, const char *name);
 
 /* Load the programs and maps and attach them to the cgroup v2 directory
  * dir (must be empty of processes). NULL dir: no cgroup v2 here. */

@@ -1,0 +1,215 @@
+#!/usr/bin/env bats
+# Ways around the egress policy found in issue #22 (docs/sandbox.md,
+# docs/security.md's escape-class table), each proved from inside the
+# container with real sockets (tests/tools/net_probe) on the network of
+# egress_helpers.bash:
+#   exec      a capability create refuses is refused to exec too, however it
+#             is asked for (--cap, --process in any set); the raw frame
+#             CAP_NET_RAW would send never leaves
+# Cgroup modes: v2 and hybrid (the programs attach to the cgroup2 directory).
+
+load helpers
+load confine_helpers
+load egress_helpers
+
+setup() {
+	requires root command:run
+	setup_bundle
+	egress_net_setup
+}
+
+teardown() {
+	[ -n "${UDP_PID:-}" ] && kill "$UDP_PID" 2>/dev/null
+	[ -n "${HOLD_PID:-}" ] && kill "$HOLD_PID" 2>/dev/null
+	teardown_bundle
+	egress_net_teardown
+}
+
+P='p() { printf "%s " "$*"; net_probe "$@"; }'
+
+# ---- exec: the capabilities create refuses ----
+
+# start_udp_listener: net_probe udpserve 5353 in the outside namespace,
+# its lines in $BUNDLE/udp.log.
+start_udp_listener() {
+	ip netns exec "$NS_OUT" "$NET_PROBE" udpserve 5353 >"$BUNDLE/udp.log" 2>&1 &
+	UDP_PID=$!
+	sleep 0.2
+}
+
+@test "egress: exec --cap CAP_NET_RAW is refused; the raw frame to the metadata address never leaves" {
+	local mac
+	mac="$(ip -n "$NS_OUT" -j link show eg1 | jq -r '.[0].address')"
+	start_udp_listener
+	set_args sleep 60
+	# the control: without a policy the frame arrives, so silence below means something
+	create_container ctl
+	brig start ctl
+	run brig exec --cap CAP_NET_RAW ctl net_probe raw eg0 "$mac" 169.254.169.254 5353
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"raw: ok"* ]]
+	sleep 0.2
+	grep -q '^got .*10.203.0.2$' "$BUNDLE/udp.log"
+	brig delete -f ctl
+	: >"$BUNDLE/udp.log"
+
+	set_egress public
+	create_container eg
+	brig start eg
+	run brig exec --cap CAP_NET_RAW eg net_probe raw eg0 "$mac" 169.254.169.254 5353
+	echo "$output"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"run.brig.egress: exec --cap grants CAP_NET_RAW"* ]]
+	[[ "$output" != *"raw:"* ]]
+	sleep 0.2
+	cat "$BUNDLE/udp.log"
+	[ ! -s "$BUNDLE/udp.log" ]
+	brig delete -f eg
+}
+
+# exec_process ID SET CAP: exec `true` through --process with CAP added to
+# the container's capabilities in SET (bounding, effective, permitted,
+# inheritable or ambient).
+exec_process() {
+	jq --arg set "$2" --arg cap "$3" \
+		'.process | .args = ["true"] | .capabilities[$set] += [$cap]' \
+		"$BUNDLE/config.json" >"$BUNDLE/process.json"
+	run brig exec --process "$BUNDLE/process.json" "$1"
+}
+
+@test "egress: exec judges capabilities as create does, by every way it adds them" {
+	set_egress public
+	local cap set verdict
+	for cap in CAP_NET_RAW CAP_NET_ADMIN CAP_SYS_ADMIN CAP_BPF CAP_SYS_MODULE CAP_SYS_PTRACE \
+		CAP_PERFMON CAP_CHOWN; do
+		# create's verdict on the config holding it
+		cp "$BUNDLE/config.json" "$BUNDLE/config.base"
+		update_config ".process.capabilities.bounding += [\"$cap\"] | .process.args = [\"true\"]"
+		run brig run "cr-$BATS_TEST_NUMBER"
+		echo "create $cap: $status $output"
+		mv "$BUNDLE/config.base" "$BUNDLE/config.json"
+		verdict=refused
+		[ "$status" -eq 0 ] && verdict=accepted
+		case "$cap" in
+		CAP_PERFMON | CAP_CHOWN) [ "$verdict" = accepted ] ;;
+		*) [ "$verdict" = refused ]; [[ "$output" == *"run.brig.egress: process.capabilities grants $cap"* ]] ;;
+		esac
+		set_args sleep 60
+		create_container ex
+		brig start ex
+		run brig exec --cap "$cap" ex true
+		echo "exec --cap $cap: $status $output"
+		if [ "$verdict" = refused ]; then
+			[ "$status" -eq 255 ]
+			[[ "$output" == *"run.brig.egress: exec --cap grants $cap"* ]]
+			for set in bounding effective permitted inheritable ambient; do
+				exec_process ex "$set" "$cap"
+				echo "exec --process $set $cap: $status $output"
+				[ "$status" -eq 255 ]
+				[[ "$output" == *"run.brig.egress: exec --process $BUNDLE/process.json: process.capabilities grants $cap"* ]]
+			done
+		else
+			[ "$status" -eq 0 ]
+			exec_process ex bounding "$cap"
+			[ "$status" -eq 0 ]
+		fi
+		brig delete -f ex
+	done
+}
+
+@test "egress: with a user namespace exec gets create's verdict too (CAP_NET_ADMIN yes, CAP_NET_RAW no)" {
+	set_egress public
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	set_args sleep 60
+	create_container un
+	brig start un
+	# namespaced: it cannot touch the network namespace the container joined
+	run brig exec --cap CAP_NET_ADMIN un sh -c "$P"'; p tcp 169.254.169.254 80; ip addr add 10.9.9.9/32 dev lo'
+	echo "$output"
+	[ "$status" -ne 255 ]
+	expect "tcp 169.254.169.254 80" EPERM
+	[[ "$output" == *"Operation not permitted"* ]]
+	! ip -n "$NS_IN" addr show dev lo | grep -q 10.9.9.9 || false
+	run brig exec --cap CAP_SYS_PTRACE un true
+	[ "$status" -eq 0 ]
+	run brig exec --cap CAP_NET_RAW un true
+	echo "$output"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"run.brig.egress: exec --cap grants CAP_NET_RAW"* ]]
+	brig delete -f un
+}
+
+# hold_userns_netns: a user namespace (root mapped to root) and a network
+# namespace it owns, held by a sleep ($HOLD_PID), with a veth pair eg5 to
+# the outside namespace (10.204.0.2 -> 10.204.0.1, the default route).
+hold_userns_netns() {
+	unshare -U -r -n sleep 300 &
+	HOLD_PID=$!
+	local i
+	for i in $(seq 50); do
+		[ "$(readlink "/proc/$HOLD_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.05
+	done
+	nsenter -t "$HOLD_PID" -n ip link add eg5 type veth peer name eg6 netns "$NS_OUT"
+	nsenter -t "$HOLD_PID" -n sh -c 'ip link set lo up && ip link set eg5 up &&
+		ip addr add 10.204.0.2/24 dev eg5 && ip route add default via 10.204.0.1'
+	ip -n "$NS_OUT" link set eg6 up
+	ip -n "$NS_OUT" addr add 10.204.0.1/24 dev eg6
+	# joined namespaces of a user namespace that maps root alone: no devpts
+	# (its gid=5 is unmapped)
+	update_config '.mounts = [.mounts[] | select(.destination != "/dev/pts")]
+		| .linux.namespaces = [.linux.namespaces[] | select(.type != "network")]
+		+ [{"type": "user", "path": "/proc/'"$HOLD_PID"'/ns/user"},
+		   {"type": "network", "path": "/proc/'"$HOLD_PID"'/ns/net"}]'
+}
+
+# The tenant's tunnel: a VXLAN device to 10.77.0.5:5353 (private, denied)
+# carrying datagrams to 198.51.100.2 (public, allowed).
+TUNNEL='net_probe vxlan vx0 42 10.77.0.5 5353 eg5; ip link set vx0 arp off; ip link set vx0 up
+	ip addr add 198.51.100.1/24 dev vx0; p sendto 198.51.100.2 9; p sendto 198.51.100.2 9
+	p sendto 10.77.0.5 5353'
+
+@test "egress: CAP_NET_ADMIN over a network namespace its user namespace owns is refused; its tunnel would carry packets out unjudged" {
+	hold_userns_netns
+	start_udp_listener
+	set_egress public
+	update_config '.process.capabilities.bounding += ["CAP_NET_ADMIN"]
+		| .process.capabilities.effective += ["CAP_NET_ADMIN"]
+		| .process.capabilities.permitted += ["CAP_NET_ADMIN"]'
+	set_args sh -c "$P; $TUNNEL"
+	run brig run tn
+	echo "$status $output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"run.brig.egress: process.capabilities grants CAP_NET_ADMIN over a network namespace its user namespace owns"* ]]
+	[[ "$output" != *"sendto:"* ]]
+	# exec: the same verdict
+	update_config '.process.capabilities.bounding -= ["CAP_NET_ADMIN"]
+		| .process.capabilities.effective -= ["CAP_NET_ADMIN"]
+		| .process.capabilities.permitted -= ["CAP_NET_ADMIN"]'
+	set_args sleep 60
+	create_container tx
+	brig start tx
+	run brig exec --cap CAP_NET_ADMIN tx sh -c "$P; $TUNNEL"
+	echo "$status $output"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"run.brig.egress: exec --cap grants CAP_NET_ADMIN over a network namespace its user namespace owns"* ]]
+	sleep 0.5
+	cat "$BUNDLE/udp.log"
+	[ ! -s "$BUNDLE/udp.log" ]
+	brig delete -f tx
+	# a new user namespace owns the new network namespace made with it
+	update_config '.linux.namespaces = [.linux.namespaces[] | select(.type != "user" and .type != "network")]
+		+ [{"type": "user"}, {"type": "network"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .process.capabilities.bounding += ["CAP_NET_ADMIN"]'
+	set_args true
+	run brig run tu
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"grants CAP_NET_ADMIN over a network namespace its user namespace owns"* ]]
+	assert_no_leftovers
+}
