@@ -6,6 +6,11 @@
 #   exec      a capability create refuses is refused to exec too, however it
 #             is asked for (--cap, --process in any set); the raw frame
 #             CAP_NET_RAW would send never leaves
+#   host      an egress policy in the host's network namespace (brig's own,
+#             however the path names it, or pid 1's) is refused unless
+#             run.brig.egress.host-network=true: its interface addresses
+#             reach the host. The "host" is the test's inside namespace,
+#             where brig itself runs for those tests (nsenter)
 # Cgroup modes: v2 and hybrid (the programs attach to the cgroup2 directory).
 
 load helpers
@@ -20,6 +25,7 @@ setup() {
 
 teardown() {
 	[ -n "${UDP_PID:-}" ] && kill "$UDP_PID" 2>/dev/null
+	[ -n "${HOST_PID:-}" ] && kill "$HOST_PID" 2>/dev/null
 	[ -n "${HOLD_PID:-}" ] && kill "$HOLD_PID" 2>/dev/null
 	teardown_bundle
 	egress_net_teardown
@@ -212,4 +218,55 @@ TUNNEL='net_probe vxlan vx0 42 10.77.0.5 5353 eg5; ip link set vx0 arp off; ip l
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"grants CAP_NET_ADMIN over a network namespace its user namespace owns"* ]]
 	assert_no_leftovers
+}
+
+# ---- the host's network namespace ----
+
+# in_host CMD...: run brig's command with the inside namespace as brig's
+# own: the "host" of these tests.
+in_host() {
+	nsenter --net="/var/run/netns/$NS_IN" timeout 60 "$RUNTIME" --root "$ROOT" "$@" </dev/null
+}
+
+@test "egress: the host's network namespace, however named, refuses a policy unless host-network=true" {
+	# the host's service on all its addresses, and an interface address
+	# that is not loopback
+	ip -n "$NS_IN" addr add 192.0.2.2/32 dev eg0
+	ip netns exec "$NS_IN" "$NET_PROBE" serve 8080 >/dev/null 2>&1 &
+	HOST_PID=$!
+	ln -s "/var/run/netns/$NS_IN" "$BUNDLE/hostnet"
+	set_egress public
+	set_args sh -c "$P; p tcp 192.0.2.2 8080; p tcp 127.0.0.1 8080"
+	local path pid1=/proc/1/ns/net
+	# pid 1's namespace (the real host's) where this runner may look at it
+	readlink "$pid1" >/dev/null 2>&1 || { echo "pid 1's namespaces are closed to this runner"; pid1=; }
+	for path in none "/var/run/netns/$NS_IN" /proc/self/ns/net //proc/./self/ns/net \
+		/proc/thread-self/ns/net "$BUNDLE/hostnet" $pid1; do
+		if [ "$path" = none ]; then
+			update_config '.linux.namespaces = [.linux.namespaces[] | select(.type != "network")]'
+		else
+			update_config '.linux.namespaces = [.linux.namespaces[] | select(.type != "network")] + [{"type": "network", "path": "'"$path"'"}]'
+		fi
+		# pid 1's namespace is the real host's: nothing may run there
+		[ "$path" = /proc/1/ns/net ] && set_args true
+		run in_host run eg-host
+		echo "$path -> $status: $output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"run.brig.egress: the container would run in the host's network namespace"* ]]
+		assert_no_leftovers
+	done
+	# opted in: the host's loopback is still denied, its other addresses are
+	# judged by the rules alone (192.0.2.2 is public here)
+	update_config '.linux.namespaces = [.linux.namespaces[] | select(.type != "network")]
+		| .annotations["run.brig.egress.host-network"] = "true"'
+	set_args sh -c "$P; p tcp 192.0.2.2 8080; p tcp 127.0.0.1 8080"
+	run in_host run eg-host
+	echo "$output"
+	[ "$status" -eq 0 ]
+	expect "tcp 127.0.0.1 8080" EPERM
+	expect "tcp 192.0.2.2 8080" ok
+	update_config '.annotations["run.brig.egress.host-network"] = "yes"'
+	run in_host run eg-host
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'run.brig.egress.host-network: "yes" is not true or false'* ]]
 }

@@ -343,6 +343,7 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   const char *mode = oci_map_get (ann, BRIG_EGRESS_KEY);
   const char *allow = oci_map_get (ann, BRIG_EGRESS_ALLOW_KEY);
   const char *deny = oci_map_get (ann, BRIG_EGRESS_DENY_KEY);
+  const char *hostnet = oci_map_get (ann, BRIG_EGRESS_HOSTNET_KEY);
   brig_egress_policy *p;
   int r;
 
@@ -353,11 +354,14 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       const char *k = ann->keys[i];
       if (strncmp (k, BRIG_EGRESS_KEY, sizeof BRIG_EGRESS_KEY - 1) == 0
           && strcmp (k, BRIG_EGRESS_KEY) != 0 && strcmp (k, BRIG_EGRESS_ALLOW_KEY) != 0
-          && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0)
+          && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0 && strcmp (k, BRIG_EGRESS_HOSTNET_KEY) != 0)
         return brig_error_set (err, EINVAL, "annotations: unknown key \"%s\" (known: "
                                BRIG_EGRESS_KEY ", " BRIG_EGRESS_ALLOW_KEY ", "
-                               BRIG_EGRESS_DENY_KEY ")", k);
+                               BRIG_EGRESS_DENY_KEY ", " BRIG_EGRESS_HOSTNET_KEY ")", k);
     }
+  if (hostnet && strcmp (hostnet, "true") != 0 && strcmp (hostnet, "false") != 0)
+    return brig_error_set (err, EINVAL, BRIG_EGRESS_HOSTNET_KEY ": \"%s\" is not true or "
+                           "false", hostnet);
   if (mode == NULL)
     return brig_error_set (err, EINVAL, "annotations: %s needs " BRIG_EGRESS_KEY
                            " (none, public or allowlist)",
@@ -381,6 +385,19 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       brig_egress_policy_free (p);
       return brig_error_set (err, EINVAL, BRIG_EGRESS_ALLOW_KEY ": not allowed with "
                              BRIG_EGRESS_KEY "=none (use allowlist)");
+    }
+  /* The host is more than its loopback: every address of its interfaces,
+   * those added later too, and its abstract unix sockets, none of which a
+   * program on addresses can hold. Only an explicit opt-in accepts that. */
+  if (!own_netns && (hostnet == NULL || strcmp (hostnet, "true") != 0))
+    {
+      brig_egress_policy_free (p);
+      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": the container would run in the "
+                             "host's network namespace, where the addresses of the host's "
+                             "interfaces (also those added later) and its abstract unix "
+                             "sockets reach the host's services; give it a network namespace "
+                             "of its own, or set " BRIG_EGRESS_HOSTNET_KEY "=true to accept "
+                             "that");
     }
 
   /* the default for everything no longer prefix decides */

@@ -17,6 +17,7 @@
 #define BRIG_EGRESS_KEY "run.brig.egress"
 #define BRIG_EGRESS_ALLOW_KEY "run.brig.egress.allow"
 #define BRIG_EGRESS_DENY_KEY "run.brig.egress.deny"
+#define BRIG_EGRESS_HOSTNET_KEY "run.brig.egress.host-network"
 
 enum brig_egress_mode { BRIG_EGRESS_NONE, BRIG_EGRESS_PUBLIC, BRIG_EGRESS_ALLOWLIST };
 
@@ -47,8 +48,9 @@ typedef struct brig_egress_policy {
 bool brig_egress_requested (const oci_map *annotations);
 
 /* Parse and check the run.brig.egress* annotations, resolving hostnames
- * from /etc/hosts, then DNS (dns.h); own_netns says whether loopback
- * belongs to the container. Errors name the annotation. */
+ * from /etc/hosts, then DNS (dns.h); own_netns says whether the network
+ * namespace is the container's own (false: the host's, refused unless
+ * run.brig.egress.host-network=true). Errors name the annotation. */
 int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
                        brig_error *err);
 
