@@ -97,6 +97,11 @@ expect() {
 #   spoof.test  first an answer with a wrong id (A 10.77.0.5), then the
 #               right one (A 192.0.2.10)
 #   meta.test   A 169.254.169.254
+#   n64meta.test, siitmeta.test, 6to4meta.test, teredometa.test,
+#   n64loop.test: AAAA, the metadata endpoint (127.0.0.1 for n64loop) in the
+#               NAT64, SIIT, 6to4, Teredo and NAT64 forms
+#   local64.test AAAA 64:ff9b:1::c000:20a (local-use NAT64)
+#   n64ok.test  AAAA 64:ff9b::c000:20a (192.0.2.10 through NAT64)
 #   silent.test never answered; anything else NXDOMAIN
 # Each question is logged as "name type".
 DNS_PY='
@@ -118,6 +123,11 @@ zone = {
     ("spoof.test", A): [rr("spoof.test", A, v4("192.0.2.10"))],
     ("meta.test", A): [rr("meta.test", A, v4("169.254.169.254"))],
 }
+for n, a in (("n64meta", "64:ff9b::a9fe:a9fe"), ("siitmeta", "::ffff:0:a9fe:a9fe"),
+             ("6to4meta", "2002:a9fe:a9fe::1"), ("teredometa", "2001:0:a00:1::5601:5601"),
+             ("n64loop", "64:ff9b::7f00:1"), ("local64", "64:ff9b:1::c000:20a"),
+             ("n64ok", "64:ff9b::c000:20a")):
+    zone[(n + ".test", AAAA)] = [rr(n + ".test", AAAA, v6(a))]
 known = {n for n, _ in zone} | {"real.test"}
 while True:
     q, peer = s.recvfrom(1500)

@@ -6,6 +6,10 @@
 #   exec      a capability create refuses is refused to exec too, however it
 #             is asked for (--cap, --process in any set); the raw frame
 #             CAP_NET_RAW would send never leaves
+#   forms     an IPv6 address that carries an IPv4 one (NAT64 64:ff9b::/96,
+#             local-use 64:ff9b:1::/48, SIIT, 6to4, Teredo, IPv4-compatible)
+#             is judged as that IPv4 address: as a destination, as an allow
+#             entry and as a DNS answer
 #   host      an egress policy in the host's network namespace (brig's own,
 #             however the path names it, or pid 1's) is refused unless
 #             run.brig.egress.host-network=true: its interface addresses
@@ -218,6 +222,134 @@ TUNNEL='net_probe vxlan vx0 42 10.77.0.5 5353 eg5; ip link set vx0 arp off; ip l
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"grants CAP_NET_ADMIN over a network namespace its user namespace owns"* ]]
 	assert_no_leftovers
+}
+
+# ---- translated IPv6 forms ----
+
+# Every form of the metadata endpoint, of 10.77.0.5 (private) and of
+# 192.0.2.10 (public), on the outside namespace's loopback with the
+# listener on port 80: reachable unless the policy stops them.
+META6="64:ff9b::a9fe:a9fe 64:ff9b:1::a9fe:a9fe 64:ff9b:1:a9fe:a9:fe00:: ::ffff:0:a9fe:a9fe
+	2002:a9fe:a9fe::1 2001:0:a00:1::5601:5601 ::a9fe:a9fe"
+PRIV6="64:ff9b::a4d:5 2002:a4d:5::1 2001:0:a00:1::f5b2:fffa ::ffff:0:a4d:5"
+PUB6="64:ff9b::c000:20a ::ffff:0:c000:20a 2002:c000:20a::1 2001:0:a00:1::3fff:fdf5"
+
+add_forms() {
+	local a
+	for a in $META6 $PRIV6 $PUB6; do
+		ip -n "$NS_OUT" -6 addr add "$a/128" dev lo nodad
+	done
+}
+
+@test "egress: every translated form of a denied IPv4 address is denied as a destination" {
+	add_forms
+	set_egress public '' '192.0.2.0/24'
+	local script="$P" a
+	for a in $META6 $PRIV6 $PUB6; do
+		script="$script; p tcp $a 80"
+	done
+	run_probes "$script; p ping 2002:a9fe:a9fe::1; p ping 2002:c000:20a::1; p tcp 2001:db8::10 80
+		p tcp 64:ff9b::7f00:1 9; p tcp 2002:7f00:1::1 9; p tcp ::ffff:127.0.0.1 9"
+	[ "$status" -eq 0 ]
+	for a in $META6 $PRIV6 $PUB6; do
+		expect "tcp $a 80" EPERM
+	done
+	# the container's own loopback is its own only as IPv4 (or mapped, which
+	# the socket sends as IPv4): translated, 127/8 leaves for a translator
+	expect "tcp 64:ff9b::7f00:1 9" EPERM
+	expect "tcp 2002:7f00:1::1 9" EPERM
+	expect "tcp ::ffff:127.0.0.1 9" ECONNREFUSED
+	# the skb program holds packets of any kind to them (ICMPv6 here)
+	expect "ping 2002:a9fe:a9fe::1" ETIMEDOUT
+	expect "ping 2002:c000:20a::1" ETIMEDOUT
+	expect "tcp 2001:db8::10 80" ok
+	[ "$(ip netns exec "$NS_OUT" awk '$1 == "Icmp6InEchos" {print $2}' /proc/net/snmp6)" = 0 ]
+}
+
+@test "egress: translated forms of an allowed IPv4 address are allowed, with its ports" {
+	add_forms
+	set_egress allowlist '192.0.2.10:80'
+	local script="$P" a
+	for a in $PUB6; do
+		script="$script; p tcp $a 80; p tcp $a 81"
+	done
+	run_probes "$script"
+	[ "$status" -eq 0 ]
+	# NAT64 and SIIT keep the port; 6to4 and Teredo reach the IPv4 address
+	# as protocol 41 or UDP to the relay's port: judged portless, denied
+	expect "tcp 64:ff9b::c000:20a 80" ok
+	expect "tcp ::ffff:0:c000:20a 80" ok
+	expect "tcp 64:ff9b::c000:20a 81" EPERM
+	expect "tcp 2002:c000:20a::1 80" EPERM
+	expect "tcp 2001:0:a00:1::3fff:fdf5 80" EPERM
+}
+
+@test "egress: an allow entry in a translated form stands for its IPv4 address; a wide IPv6 one opens no translated form" {
+	add_forms
+	set_egress allowlist '[64:ff9b::c000:20a]:80, ::/0'
+	run_probes "$P; p tcp 192.0.2.10 80; p tcp 64:ff9b::c000:20a 80; p tcp 192.0.2.10 81
+		p tcp 2001:db8::10 80; p tcp 2002:a9fe:a9fe::1 80; p tcp 2002:a4d:5::1 80
+		p tcp ::ffff:0:a9fe:a9fe 80; p tcp 64:ff9b:1::a9fe:a9fe 80"
+	[ "$status" -eq 0 ]
+	expect "tcp 192.0.2.10 80" ok
+	expect "tcp 64:ff9b::c000:20a 80" ok
+	expect "tcp 192.0.2.10 81" EPERM
+	expect "tcp 2001:db8::10 80" ok
+	expect "tcp 2002:a9fe:a9fe::1 80" EPERM
+	expect "tcp 2002:a4d:5::1 80" EPERM
+	expect "tcp ::ffff:0:a9fe:a9fe 80" EPERM
+	expect "tcp 64:ff9b:1::a9fe:a9fe 80" EPERM
+	set_args sleep 60
+	create_container st
+	run brig state st
+	jq -e '.brig.egress.allow | index("192.0.2.10/32:80")' <<<"$output"
+	jq -e '.brig.egress.deny | index("64:ff9b::/32") and index("::/96")' <<<"$output"
+	brig delete -f st
+	# local-use NAT64 carries no IPv4 brig can read: allowing it is refused
+	update_config '.annotations["run.brig.egress.allow"] = "64:ff9b:1::c000:20a"'
+	run brig run eg-local
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'run.brig.egress.allow: "64:ff9b:1::c000:20a" is in 64:ff9b::/32 outside 64:ff9b::/96'* ]]
+	assert_no_leftovers
+}
+
+@test "egress: a DNS answer in a translated form is judged by its IPv4 address" {
+	start_dns
+	local name want
+	for name in n64meta siitmeta 6to4meta teredometa n64loop local64; do
+		case "$name" in
+		n64meta) want='64:ff9b::a9fe:a9fe (NAT64 form)' ;;
+		siitmeta) want='::ffff:0:a9fe:a9fe (SIIT form)' ;;
+		6to4meta) want='2002:a9fe:a9fe::1 (6to4 form)' ;;
+		teredometa) want='2001:0:a00:1::5601:5601 (Teredo form)' ;;
+		n64loop) want='64:ff9b::7f00:1 (NAT64 form)' ;;
+		local64) want='64:ff9b:1::c000:20a (local-use NAT64 form)' ;;
+		esac
+		update_config ".annotations = {\"run.brig.egress\": \"allowlist\", \"run.brig.egress.allow\": \"$name.test:80\"}"
+		set_args sh -c "$P; p tcp 64:ff9b::a9fe:a9fe 80"
+		run in_dns_ns "timeout 60 '$RUNTIME' --root '$ROOT' run eg-dns </dev/null"
+		echo "$name -> $status: $output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"run.brig.egress.allow: host \"$name.test\" resolves through DNS to $want"* ]]
+		assert_no_leftovers
+	done
+	# a permitted one is pinned as the IPv4 address it stands for
+	ip -n "$NS_OUT" -6 addr add 64:ff9b::c000:20a/128 dev lo nodad
+	update_config '.annotations = {"run.brig.egress": "allowlist", "run.brig.egress.allow": "n64ok.test:80"}'
+	set_args sleep 60
+	in_dns_ns "timeout 60 '$RUNTIME' --root '$ROOT' create eg-ok >/dev/null 2>&1 </dev/null"
+	run brig state eg-ok
+	echo "$output"
+	[ "$(jq -r '.brig.egress.pinned["n64ok.test"]' <<<"$output")" = "64:ff9b::c000:20a" ]
+	jq -e '.brig.egress.allow | index("192.0.2.10/32:80")' <<<"$output"
+	brig start eg-ok
+	run brig exec eg-ok sh -c "$P; p tcp 64:ff9b::c000:20a 80; p tcp 192.0.2.10 80; p tcp 10.77.0.5 80"
+	echo "$output"
+	expect "tcp 64:ff9b::c000:20a 80" ok
+	expect "tcp 192.0.2.10 80" ok
+	expect "tcp 10.77.0.5 80" EPERM
+	brig delete -f eg-ok
 }
 
 # ---- the host's network namespace ----

@@ -50,7 +50,9 @@ bool brig_egress_requested (const oci_map *annotations);
 /* Parse and check the run.brig.egress* annotations, resolving hostnames
  * from /etc/hosts, then DNS (dns.h); own_netns says whether the network
  * namespace is the container's own (false: the host's, refused unless
- * run.brig.egress.host-network=true). Errors name the annotation. */
+ * run.brig.egress.host-network=true). Entries and answers in a translated
+ * IPv6 form (egress_addr.h) become rules for the IPv4 they stand for.
+ * Errors name the annotation. */
 int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
                        brig_error *err);
 
