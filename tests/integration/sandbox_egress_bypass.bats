@@ -15,6 +15,9 @@
 #             run.brig.egress.host-network=true: its interface addresses
 #             reach the host. The "host" is the test's inside namespace,
 #             where brig itself runs for those tests (nsenter)
+#   counters  reset starts the denial counters afresh
+#   icmp      a denied IPv6 echo request never leaves (sendto returns: the
+#             kernel's ICMPv6 path drops the error), an IPv4 one is EPERM
 # Cgroup modes: v2 and hybrid (the programs attach to the cgroup2 directory).
 
 load helpers
@@ -401,4 +404,60 @@ in_host() {
 	run in_host run eg-host
 	[ "$status" -eq 1 ]
 	[[ "$output" == *'run.brig.egress.host-network: "yes" is not true or false'* ]]
+}
+
+# ---- counters and ICMP ----
+
+@test "egress: reset starts the denial counters afresh" {
+	set_egress public
+	update_config '.annotations["run.brig.reset"] = "true"'
+	set_args sh -c 'for i in 1 2 3; do net_probe tcp 169.254.169.254 80; done; sleep 60'
+	create_container rc
+	brig start rc
+	local out i
+	for i in $(seq 50); do
+		out="$(brig events --stats rc)"
+		[ "$(jq '.data.brig.egress.deniedTotal' <<<"$out")" = 3 ] && break
+		sleep 0.1
+	done
+	[ "$(jq '.data.brig.egress.deniedTotal' <<<"$out")" = 3 ]
+	run brig reset rc
+	echo "$output"
+	[ "$status" -eq 0 ]
+	out="$(brig events --stats rc)"
+	echo "$out"
+	[ "$(jq '.data.brig.egress.deniedTotal' <<<"$out")" = 0 ]
+	# the next tenant's own denials count from there
+	brig start rc
+	for i in $(seq 50); do
+		out="$(brig events --stats rc)"
+		[ "$(jq '.data.brig.egress.deniedTotal' <<<"$out")" = 3 ] && break
+		sleep 0.1
+	done
+	echo "$out"
+	[ "$(jq '.data.brig.egress.deniedTotal' <<<"$out")" = 3 ]
+	brig delete -f rc
+}
+
+@test "egress: a denied ICMP echo is EPERM over IPv4; over IPv6 sendto returns but nothing leaves" {
+	set_egress public
+	set_args sh -c "$P; p ping 169.254.169.254; p ping fd00:ec2::254; sleep 60"
+	create_container ic
+	brig start ic
+	local out i
+	for i in $(seq 50); do
+		grep -q '^ping fd00:ec2::254 ping:' "$BUNDLE/ic.out" && break
+		sleep 0.1
+	done
+	out="$(brig events --stats ic)"
+	echo "$out"
+	cat "$BUNDLE/ic.out"
+	output="$(cat "$BUNDLE/ic.out")"
+	expect "ping 169.254.169.254" EPERM
+	# sendto returned (the kernel drops the ICMPv6 error), the echo was
+	# dropped and counted, and never arrived
+	expect "ping fd00:ec2::254" ETIMEDOUT
+	[ "$(jq '.data.brig.egress.denied[] | select(.destination == "fd00:ec2::254" and .protocol == "icmpv6") | .count' <<<"$out")" = 1 ]
+	[ "$(ip netns exec "$NS_OUT" awk '$1 == "Icmp6InEchos" {print $2}' /proc/net/snmp6)" = 0 ]
+	brig delete -f ic
 }

@@ -92,6 +92,10 @@ bool brig_egress_userns_owns (int userns, int ns);
  * host's. */
 bool brig_egress_ns_is_host (int fd, const char *name);
 
+/* Empty the denial counters of the programs attached to dir (reset: the
+ * next tenant starts from none). 0 when there is no policy there. */
+int brig_egress_reset_counters (const char *dir, brig_error *err);
+
 /* Load the programs and maps and attach them to the cgroup v2 directory
  * dir (must be empty of processes). NULL dir: no cgroup v2 here. */
 int brig_egress_apply (const brig_egress_policy *p, const char *dir, brig_error *err);

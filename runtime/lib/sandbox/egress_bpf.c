@@ -24,8 +24,8 @@
  * order). A denial returns 0 (connect/sendmsg fail with EPERM, the packet
  * is dropped) and adds one to a hash map keyed by destination, port,
  * protocol and family, which `brig events --stats` reads back through the
- * attached program's map ids: nothing is pinned, the programs and maps live
- * exactly as long as the cgroup.
+ * attached program's map ids (egress_counters.c): nothing is pinned, the
+ * programs and maps live exactly as long as the cgroup.
  *
  * Attached with BPF_F_ALLOW_MULTI: a program attached so is detached or
  * replaced only by whoever holds an fd of it, and only CAP_SYS_ADMIN of
@@ -48,25 +48,17 @@
 #include "bpf_insn.h"
 #include "egress.h"
 #include "egress_addr.h"
+#include "egress_internal.h"
 #include "log.h"
 #include "utils.h"
 
 #define NPORTS 8
-#define CNT_MAP_NAME "brig_egress_cnt"
 #define CNT_MAX 4096
 
 struct lpm_value {
   uint32_t dflt;
   uint32_t port[NPORTS];
   uint32_t verdict[NPORTS];
-};
-
-struct cnt_key {
-  uint8_t addr[16];
-  uint16_t port;   /* network order */
-  uint8_t proto;
-  uint8_t family;  /* 4 or 6 */
-  uint32_t pad;
 };
 
 /* one node of a trie: a prefix and its per-port verdicts */
@@ -640,7 +632,7 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
   if ((map6 = trie_create (pol, AF_INET6, err)) < 0)
     return map6;
   cnt = map_create (BPF_MAP_TYPE_HASH, sizeof (struct cnt_key), sizeof (uint64_t), CNT_MAX, 0,
-                    CNT_MAP_NAME, err);
+                    BRIG_EGRESS_CNT_MAP_NAME, err);
   if (cnt < 0)
     return cnt;
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (progs); i++)
@@ -672,118 +664,4 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
         }
     }
   return 0;
-}
-
-/* ---- read back the denial counts ---- */
-
-static int
-fd_by_id (int cmd, uint32_t id)
-{
-  union bpf_attr a;
-  memset (&a, 0, sizeof a);
-  if (cmd == BPF_PROG_GET_FD_BY_ID)
-    a.prog_id = id;
-  else
-    a.map_id = id;
-  return brig_bpf (cmd, &a);
-}
-
-static int
-obj_info (int fd, void *info, uint32_t len)
-{
-  union bpf_attr a;
-  memset (&a, 0, sizeof a);
-  a.info.bpf_fd = (uint32_t) fd;
-  a.info.info_len = len;
-  a.info.info = (uint64_t) (uintptr_t) info;
-  return brig_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
-}
-
-/* The counter map of the connect4 program attached to dir, or -1. */
-static int
-counter_map (int cgfd)
-{
-  uint32_t ids[4], n = BRIG_ARRAY_SIZE (ids), map_ids[8];
-  struct bpf_prog_info pi;
-  union bpf_attr a;
-  _cleanup_close_ int pfd = -1;
-
-  memset (&a, 0, sizeof a);
-  a.query.target_fd = (uint32_t) cgfd;
-  a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
-  a.query.prog_ids = (uint64_t) (uintptr_t) ids;
-  a.query.prog_cnt = n;
-  if (brig_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
-    return -1;
-  pfd = fd_by_id (BPF_PROG_GET_FD_BY_ID, ids[0]);
-  if (pfd < 0)
-    return -1;
-  memset (&pi, 0, sizeof pi);
-  pi.nr_map_ids = BRIG_ARRAY_SIZE (map_ids);
-  pi.map_ids = (uint64_t) (uintptr_t) map_ids;
-  if (obj_info (pfd, &pi, sizeof pi) < 0)
-    return -1;
-  for (uint32_t i = 0; i < pi.nr_map_ids && i < BRIG_ARRAY_SIZE (map_ids); i++)
-    {
-      struct bpf_map_info mi;
-      int mfd = fd_by_id (BPF_MAP_GET_FD_BY_ID, map_ids[i]);
-      if (mfd < 0)
-        continue;
-      memset (&mi, 0, sizeof mi);
-      if (obj_info (mfd, &mi, sizeof mi) == 0 && strcmp (mi.name, CNT_MAP_NAME) == 0
-          && mi.key_size == sizeof (struct cnt_key))
-        return mfd;
-      close (mfd);
-    }
-  return -1;
-}
-
-int
-brig_egress_denials (const char *dir, struct brig_egress_denial **out, size_t *n,
-                     brig_error *err)
-{
-  _cleanup_close_ int cgfd = -1, mfd = -1;
-  struct cnt_key key, next;
-  bool first = true;
-  union bpf_attr a;
-
-  *out = NULL;
-  *n = 0;
-  if (dir == NULL)
-    return 0;
-  cgfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (cgfd < 0)
-    return brig_error_errno (err, "open %s", dir);
-  mfd = counter_map (cgfd);
-  if (mfd < 0)
-    return 0;
-  memset (&key, 0, sizeof key);
-  for (;;)
-    {
-      struct brig_egress_denial *d;
-      uint64_t count = 0;
-
-      memset (&a, 0, sizeof a);
-      a.map_fd = (uint32_t) mfd;
-      a.key = first ? 0 : (uint64_t) (uintptr_t) &key;
-      a.next_key = (uint64_t) (uintptr_t) &next;
-      if (brig_bpf (BPF_MAP_GET_NEXT_KEY, &a) < 0)
-        break;
-      first = false;
-      key = next;
-      memset (&a, 0, sizeof a);
-      a.map_fd = (uint32_t) mfd;
-      a.key = (uint64_t) (uintptr_t) &key;
-      a.value = (uint64_t) (uintptr_t) &count;
-      if (brig_bpf (BPF_MAP_LOOKUP_ELEM, &a) < 0)
-        continue;
-      *out = xrealloc (*out, (*n + 1) * sizeof **out);
-      d = &(*out)[(*n)++];
-      memset (d, 0, sizeof *d);
-      inet_ntop (key.family == 4 ? AF_INET : AF_INET6, key.addr, d->addr, sizeof d->addr);
-      d->port = ntohs (key.port);
-      d->proto = key.proto;
-      d->count = count;
-    }
-  return 1;
 }
