@@ -241,6 +241,7 @@ in_hosts_ns() {
 	jq -e '.annotations["run.brig.egress"]' <<<"$output"
 	jq -e '.annotations["run.brig.egress.allow"]' <<<"$output"
 	jq -e '.annotations["run.brig.egress.deny"]' <<<"$output"
+	jq -e '.annotations["run.brig.egress.host-network"]' <<<"$output"
 }
 
 @test "egress: a hostname only in DNS is pinned and allowed, CNAMEs followed; /etc/hosts wins" {
