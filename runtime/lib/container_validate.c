@@ -151,18 +151,15 @@ validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
   return 0;
 }
 
-/* Whether the container's network namespace is not the host's (so its
- * loopback is its own): new, or joined and neither brig's, the initial
- * one nor pid 1's. */
+/* Whether the namespace of type t is the container's own rather than the
+ * host's: new, or joined through a path that opens another namespace than
+ * brig's or pid 1's (judged by inode, however the path is spelt). */
 static bool
-own_network_namespace (const struct brig_ns_plan *ns)
+own_namespace (const struct brig_ns_plan *ns, enum brig_ns_type t)
 {
-  char why[128];
-  if (ns->new_flags & CLONE_NEWNET)
+  if (ns->new_flags & brig_ns_flag (t))
     return true;
-  if (ns->join_fd[BRIG_NS_NET] < 0)
-    return false;
-  return brig_ns_is_host (ns->join_fd[BRIG_NS_NET], BRIG_NS_NET, why, sizeof why) == 0;
+  return ns->join_fd[t] >= 0 && !brig_ns_judged_host (ns->join_fd[t], t);
 }
 
 /* run.brig.egress=none needs no program where the kernel already holds it:
@@ -181,17 +178,36 @@ create_egress_held_by_netns (const struct create_ctx *c)
          && !(cfg->linux && cfg->linux->net_devices_len > 0) && !create_has_hooks (h);
 }
 
+/* Whether the container's user namespace (its own) will own its network
+ * namespace: a new network namespace is made by it (or after joining it);
+ * a joined one is judged by its owner's chain; a new user namespace owns
+ * nothing that exists already. */
+static bool
+userns_owns_netns (const struct brig_ns_plan *ns)
+{
+  if (ns->new_flags & CLONE_NEWNET)
+    return true;
+  if (ns->join_fd[BRIG_NS_NET] < 0 || (ns->new_flags & CLONE_NEWUSER)
+      || ns->join_fd[BRIG_NS_USER] < 0)
+    return false;
+  return brig_egress_userns_owns (ns->join_fd[BRIG_NS_USER], ns->join_fd[BRIG_NS_NET]);
+}
+
 /* run.brig.egress: parse, resolve, and refuse what could bypass it. */
 static int
 validate_egress (struct create_ctx *c, brig_error *err)
 {
-  int r = brig_egress_parse (c->cfg->annotations, own_network_namespace (&c->ns), &c->egress,
-                             err);
+  const oci_process *p = c->cfg->process;
+  struct brig_egress_ns ns = {
+    .own_userns = own_namespace (&c->ns, BRIG_NS_USER),
+    .own_pidns = (c->ns.new_flags & CLONE_NEWPID) != 0,
+    .owns_netns = userns_owns_netns (&c->ns),
+  };
+  int r = brig_egress_parse (c->cfg->annotations, own_namespace (&c->ns, BRIG_NS_NET),
+                             &c->egress, err);
   if (r < 0)
     return r;
-  return brig_egress_check_caps (c->cfg->process,
-                                 (c->ns.new_flags & CLONE_NEWUSER)
-                                 || c->ns.join_fd[BRIG_NS_USER] >= 0, err);
+  return brig_egress_check_caps (p ? p->capabilities : NULL, &ns, "process.capabilities", err);
 }
 
 /* Everything that can be checked before touching the system. */

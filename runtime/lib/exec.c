@@ -53,6 +53,7 @@
 #include "procattr.h"
 #include "process.h"
 #include "sandbox/check.h"
+#include "sandbox/egress.h"
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
@@ -854,6 +855,18 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   r = brig_policy_exec_check (&pe, cfg, p, err);
   if (r < 0)
     goto out;
+  /* The egress policy holds exec's process only as create held the
+   * config's: the same judgement of its capabilities, with or without a
+   * node policy (issue #22 item 5). */
+  if (c->st.egress)
+    {
+      _cleanup_free_ char *field = o->process_path
+        ? xasprintf ("exec --process %s: process.capabilities", o->process_path)
+        : xstrdup ("exec --cap");
+      r = brig_egress_check_exec (c->st.pid, c->st.new_pidns, p->capabilities, field, err);
+      if (r < 0)
+        goto out;
+    }
   r = brig_terminal_check_mode (p->terminal, o->detach, o->console_socket, err);
   if (r < 0)
     goto out;

@@ -77,6 +77,7 @@ brig_features_build (oci_features **out, brig_error *err)
   oci_map_set (&f->annotations, BRIG_EGRESS_KEY, "none|public|allowlist");
   oci_map_set (&f->annotations, BRIG_EGRESS_ALLOW_KEY, "CIDR[:port],hostname[:port],...");
   oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
+  oci_map_set (&f->annotations, BRIG_EGRESS_HOSTNET_KEY, "true|false");
   oci_map_set (&f->annotations, BRIG_EPHEMERAL_KEY, "true|false");
   oci_map_set (&f->annotations, BRIG_EPHEMERAL_SIZE_KEY, "BYTES[k|m|g]|disk");
   oci_map_set (&f->annotations, BRIG_RESET_KEY, "true|false");

@@ -214,6 +214,13 @@ brig_ns_is_host (int fd, enum brig_ns_type t, char *why, size_t size)
   return whose != NULL;
 }
 
+bool
+brig_ns_judged_host (int fd, enum brig_ns_type t)
+{
+  char why[128];
+  return brig_ns_is_host (fd, t, why, sizeof why) != 0;
+}
+
 int
 brig_ns_validate_id_mapping (const oci_id_mapping *m, size_t n, const char *field,
                              brig_error *err)

@@ -49,6 +49,10 @@ int brig_ns_open_path (const char *path, int *fd, int *type);
  * -errno when it cannot be told. */
 int brig_ns_is_host (int fd, enum brig_ns_type t, char *why, size_t size);
 
+/* brig_ns_is_host for a decision: true when the namespace fd is the host's
+ * or cannot be told (fail closed). */
+bool brig_ns_judged_host (int fd, enum brig_ns_type t);
+
 /* Close the join fds. */
 void brig_ns_plan_clear (struct brig_ns_plan *plan);
 

@@ -14,12 +14,30 @@
  *                                 program: "detach TYPE: ok|ERRNO", "getfd
  *                                 TYPE: ...", "detach-fd TYPE: ..." per type
  *   net_probe serve PORT          accept TCP on [::]:PORT (v4 too) forever
+ *   net_probe udpserve PORT       receive UDP on [::]:PORT (v4 too) forever,
+ *                                 printing "got ADDR" per datagram
+ *   net_probe raw IFACE MAC ADDR PORT
+ *                                 one IPv4 UDP datagram to ADDR:PORT in an
+ *                                 Ethernet frame to MAC out of IFACE, through
+ *                                 an AF_PACKET socket (needs CAP_NET_RAW):
+ *                                 "raw: ok|ERRNO MS"
+ *   net_probe vxlan NAME ID REMOTE PORT DEV
+ *                                 make a VXLAN device NAME (VNI ID) over DEV
+ *                                 whose packets go to REMOTE:PORT, through
+ *                                 rtnetlink (needs CAP_NET_ADMIN over the
+ *                                 network namespace): "vxlan: ok|ERRNO MS"
  *
  * Exit status 0 unless the arguments are wrong. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
 #include <netinet/icmp6.h>
@@ -232,6 +250,146 @@ do_serve (int port)
     }
 }
 
+static void
+do_udpserve (int port)
+{
+  struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons ((uint16_t) port) };
+  int zero = 0;
+  int s = socket (AF_INET6, SOCK_DGRAM, 0);
+  setsockopt (s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (bind (s, (struct sockaddr *) &a, sizeof a) < 0)
+    {
+      perror ("net_probe udpserve");
+      exit (1);
+    }
+  for (;;)
+    {
+      struct sockaddr_in6 from;
+      socklen_t fl = sizeof from;
+      char buf[64], text[INET6_ADDRSTRLEN];
+      if (recvfrom (s, buf, sizeof buf, 0, (struct sockaddr *) &from, &fl) < 0)
+        continue;
+      inet_ntop (AF_INET6, &from.sin6_addr, text, sizeof text);
+      printf ("got %s\n", text);
+    }
+}
+
+/* The Internet checksum of n bytes (n even). */
+static uint16_t
+ip_sum (const uint8_t *b, size_t n)
+{
+  uint32_t sum = 0;
+  for (size_t i = 0; i < n; i += 2)
+    sum += (uint32_t) (b[i] << 8 | b[i + 1]);
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  return (uint16_t) ~sum;
+}
+
+static void
+do_raw (const char *ifname, const char *mac, const char *addr, int port)
+{
+  struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons (ETH_P_IP),
+                            .sll_halen = 6 };
+  uint8_t pkt[32] = { 0x45, 0, 0, sizeof pkt, 0, 0, 0x40, 0, 64, IPPROTO_UDP };
+  struct in_addr dst;
+  struct timespec t0;
+  unsigned m[6];
+  uint16_t sum;
+  int s, e = 0;
+
+  if (sscanf (mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6
+      || inet_pton (AF_INET, addr, &dst) != 1)
+    {
+      fprintf (stderr, "net_probe: bad MAC or address\n");
+      exit (2);
+    }
+  for (int i = 0; i < 6; i++)
+    ll.sll_addr[i] = (uint8_t) m[i];
+  ll.sll_ifindex = (int) if_nametoindex (ifname);
+  /* from 10.203.0.2 (the test's inside address), UDP without a checksum */
+  memcpy (pkt + 12, "\x0a\xcb\x00\x02", 4);
+  memcpy (pkt + 16, &dst, 4);
+  sum = ip_sum (pkt, 20);
+  pkt[10] = (uint8_t) (sum >> 8);
+  pkt[11] = (uint8_t) sum;
+  pkt[20] = 0x30;
+  pkt[21] = 0x39;
+  pkt[22] = (uint8_t) (port >> 8);
+  pkt[23] = (uint8_t) port;
+  pkt[25] = sizeof pkt - 20;
+  memcpy (pkt + 28, "brig", 4);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  s = socket (AF_PACKET, SOCK_DGRAM, htons (ETH_P_IP));
+  if (s < 0 || sendto (s, pkt, sizeof pkt, 0, (struct sockaddr *) &ll, sizeof ll) < 0)
+    e = errno;
+  report ("raw", e, &t0);
+}
+
+/* one rtnetlink attribute at the end of the message; returns it */
+static struct rtattr *
+nl_attr (struct nlmsghdr *n, unsigned short type, const void *data, size_t len)
+{
+  struct rtattr *a = (struct rtattr *) ((char *) n + NLMSG_ALIGN (n->nlmsg_len));
+  a->rta_type = type;
+  a->rta_len = (unsigned short) RTA_LENGTH (len);
+  if (len)
+    memcpy (RTA_DATA (a), data, len);
+  n->nlmsg_len = NLMSG_ALIGN (n->nlmsg_len) + RTA_ALIGN (a->rta_len);
+  return a;
+}
+
+static void
+nl_end (struct nlmsghdr *n, struct rtattr *nest)
+{
+  nest->rta_len = (unsigned short) ((char *) n + n->nlmsg_len - (char *) nest);
+}
+
+static void
+do_vxlan (const char *name, int id, const char *remote, int port, const char *dev)
+{
+  union { struct nlmsghdr n; char buf[512]; } req, ack;
+  struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+  struct ifinfomsg *ifi;
+  struct rtattr *info, *data;
+  struct in_addr group;
+  struct timespec t0;
+  uint32_t vni = (uint32_t) id, link = if_nametoindex (dev);
+  uint16_t be_port = htons ((uint16_t) port);
+  int s, e = 0;
+
+  if (inet_pton (AF_INET, remote, &group) != 1)
+    {
+      fprintf (stderr, "net_probe: bad address %s\n", remote);
+      exit (2);
+    }
+  memset (&req, 0, sizeof req);
+  req.n.nlmsg_len = NLMSG_LENGTH (sizeof *ifi);
+  req.n.nlmsg_type = RTM_NEWLINK;
+  req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+  ifi = NLMSG_DATA (&req.n);
+  ifi->ifi_family = AF_UNSPEC;
+  nl_attr (&req.n, IFLA_IFNAME, name, strlen (name) + 1);
+  info = nl_attr (&req.n, IFLA_LINKINFO, NULL, 0);
+  nl_attr (&req.n, IFLA_INFO_KIND, "vxlan", 5);
+  data = nl_attr (&req.n, IFLA_INFO_DATA, NULL, 0);
+  nl_attr (&req.n, IFLA_VXLAN_ID, &vni, sizeof vni);
+  nl_attr (&req.n, IFLA_VXLAN_GROUP, &group, sizeof group);
+  nl_attr (&req.n, IFLA_VXLAN_PORT, &be_port, sizeof be_port);
+  nl_attr (&req.n, IFLA_VXLAN_LINK, &link, sizeof link);
+  nl_end (&req.n, data);
+  nl_end (&req.n, info);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  s = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (s < 0 || sendto (s, &req, req.n.nlmsg_len, 0, (struct sockaddr *) &kernel,
+                       sizeof kernel) < 0
+      || recv (s, &ack, sizeof ack, 0) < 0)
+    e = errno;
+  else if (ack.n.nlmsg_type == NLMSG_ERROR)
+    e = -((struct nlmsgerr *) NLMSG_DATA (&ack.n))->error;
+  report ("vxlan", e, &t0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -248,9 +406,17 @@ main (int argc, char **argv)
     do_detach (argv[2]);
   else if (argc == 3 && strcmp (argv[1], "serve") == 0)
     do_serve (atoi (argv[2]));
+  else if (argc == 3 && strcmp (argv[1], "udpserve") == 0)
+    do_udpserve (atoi (argv[2]));
+  else if (argc == 6 && strcmp (argv[1], "raw") == 0)
+    do_raw (argv[2], argv[3], argv[4], atoi (argv[5]));
+  else if (argc == 7 && strcmp (argv[1], "vxlan") == 0)
+    do_vxlan (argv[2], atoi (argv[3]), argv[4], atoi (argv[5]), argv[6]);
   else
     {
-      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | serve PORT\n");
+      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | "
+               "serve PORT | udpserve PORT | raw IFACE MAC ADDR PORT | "
+               "vxlan NAME ID REMOTE PORT DEV\n");
       return 2;
     }
   return 0;

@@ -75,9 +75,11 @@ main (void)
   unwraps_to ("::ffff:0:0/96", "0.0.0.0/0");
   unwraps_to ("64:ff9b::a9fe:a9fe", "169.254.169.254/32");
   unwraps_to ("64:ff9b::a9fe:0/112", "169.254.0.0/16");
-  unwraps_to ("64:ff9b:1::a9fe:a9fe", "169.254.169.254/32");
-  unwraps_to ("64:ff9b:1:2:3:4:a9fe:a9fe", "169.254.169.254/32");
-  unwraps_to ("64:ff9b:1::/64", "64:ff9b:1::/64");
+  /* local-use NAT64: the embedding depends on a prefix length brig cannot
+   * know (RFC 6052 2.2): every IPv4 address */
+  unwraps_to ("64:ff9b:1::a9fe:a9fe", "0.0.0.0/0");
+  unwraps_to ("64:ff9b:1:2:3:4:a9fe:a9fe", "0.0.0.0/0");
+  unwraps_to ("64:ff9b:1::/64", "0.0.0.0/0");
   unwraps_to ("2002:a9fe:a9fe::/48", "169.254.169.254/32");
   unwraps_to ("2002:a9fe:a9fe:1::/64", "169.254.169.254/32");
   unwraps_to ("2002:a00::/24", "10.0.0.0/8");
@@ -91,8 +93,10 @@ main (void)
   covers ("169.254.0.0/16", false, CHECK_COVER_METADATA, "169.254.169.254/32");
   covers ("100.100.100.200:80", false, CHECK_COVER_METADATA, "100.100.100.200");
   covers ("0.0.0.0/0", true, CHECK_COVER_METADATA, "metadata");
-  covers ("::/0", true, CHECK_COVER_METADATA, "IPv4-mapped");
-  covers ("64:ff9b:1::/64", true, CHECK_COVER_METADATA, "64:ff9b:1::/48");
+  /* the runtime opens no translated form for an entry wider than the
+   * form's range: ::/0 is judged as IPv6 */
+  covers ("::/0", true, CHECK_COVER_METADATA, "fd00:ec2::254");
+  covers ("64:ff9b:1::/64", true, CHECK_COVER_METADATA, "local-use NAT64");
   covers ("2002::/16", true, CHECK_COVER_METADATA, "6to4");
   covers ("2001::/32", true, CHECK_COVER_METADATA, "Teredo");
   covers ("2001:0:4136:e378:8000:63bf:f5ff:fffe", true, CHECK_COVER_PRIVATE, "10.0.0.0/8");

@@ -14,6 +14,7 @@
 
 #include "namespaces.h"
 #include "sandbox/check_internal.h"
+#include "sandbox/egress_addr.h"
 #include "sandbox/pod.h"
 #include "utils.h"
 
@@ -89,21 +90,11 @@ own_loopback (const oci_config *cfg, const struct brig_check_input *in)
 
 /* ---- addresses ---- */
 
-/* Whether the first bits of a and b are equal. */
-static bool
-bits_equal (const uint8_t *a, const uint8_t *b, unsigned bits)
-{
-  unsigned n = bits / 8, rest = bits % 8;
-  if (memcmp (a, b, n) != 0)
-    return false;
-  return rest == 0 || ((a[n] ^ b[n]) & (uint8_t) (0xff00u >> rest)) == 0;
-}
-
 static bool
 overlaps (const struct brig_egress_cidr *a, const struct brig_egress_cidr *b)
 {
   return a->family == b->family
-         && bits_equal (a->addr, b->addr, a->prefix < b->prefix ? a->prefix : b->prefix);
+         && brig_addr_in_prefix (a->addr, a->prefix < b->prefix ? a->prefix : b->prefix, b->addr);
 }
 
 /* a lies inside b. */
@@ -111,60 +102,43 @@ static bool
 inside (const struct brig_egress_cidr *a, const struct brig_egress_cidr *b)
 {
   return a->family == b->family && a->prefix >= b->prefix
-         && bits_equal (a->addr, b->addr, b->prefix);
+         && brig_addr_in_prefix (b->addr, b->prefix, a->addr);
 }
 
-/* The IPv6 forms that carry an IPv4 destination: the prefix, the bit
- * where the IPv4 address starts in it, and whether it is stored inverted. */
-static const struct {
-  uint8_t prefix[16];
-  unsigned len, v4_at;
-  bool inverted;
-  const char *name;
-} xlat[] = {
-  { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 96, 96, false, "IPv4-mapped" },
-  { { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 96, 96, false, "SIIT ::ffff:0:0:0/96" },
-  { { 0, 0x64, 0xff, 0x9b }, 96, 96, false, "NAT64 64:ff9b::/96" },
-  /* RFC 8215 local use: the IPv4 address in the last 32 bits (a shorter
-   * entry in it spans every IPv4 address) */
-  { { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, 96, false, "NAT64 64:ff9b:1::/48" },
-  { { 0x20, 0x02 }, 16, 16, false, "6to4 2002::/16" },
-  /* RFC 4380: a relay sends to the client's IPv4 address, the last 32
-   * bits inverted */
-  { { 0x20, 0x01, 0, 0 }, 32, 96, true, "Teredo 2001::/32" },
-  { { 0 }, 96, 96, false, "IPv4-compatible ::/96" },
-};
-
-/* The IPv4 prefix that the IPv6 prefix a reaches through xlat[k] into *v4:
- * false when a and that form do not meet; 0.0.0.0/0 when a spans the bits
- * where the IPv4 address sits. */
+/* The IPv4 range c reaches through a translated IPv6 form (egress_addr.h,
+ * the same reading as the runtime's), into *v4 with the form: false when c
+ * is no such form. An entry in the local-use NAT64 range, whose IPv4
+ * address depends on a prefix length brig cannot know, is taken as every
+ * IPv4 address (the runtime refuses it as an allow entry). */
 static bool
-unwrap_form (size_t k, const struct brig_egress_cidr *a, struct brig_egress_cidr *v4)
+unwrap_v4 (const struct brig_egress_cidr *c, struct brig_egress_cidr *v4, enum brig_addr_form *f)
 {
-  unsigned at = xlat[k].v4_at, n;
+  unsigned n = 0;
 
-  if (a->family != AF_INET6
-      || !bits_equal (a->addr, xlat[k].prefix, a->prefix < xlat[k].len ? a->prefix : xlat[k].len))
+  if (c->family != AF_INET6)
     return false;
   memset (v4, 0, sizeof *v4);
+  *f = brig_addr_unwrap (c->addr, c->prefix, v4->addr, &n);
+  if (*f == BRIG_ADDR_NATIVE)
+    return false;
+  if (*f == BRIG_ADDR_NAT64_LOCAL)
+    {
+      memset (v4->addr, 0, sizeof v4->addr);
+      n = 0;
+    }
   v4->family = AF_INET;
-  v4->port = a->port;
-  n = a->prefix > at ? a->prefix - at : 0;
-  v4->prefix = n > 32 ? 32 : n;
-  for (unsigned b = 0; b < v4->prefix; b++)
-    if (!(a->addr[(at + b) / 8] & (0x80u >> ((at + b) % 8))) == xlat[k].inverted)
-      v4->addr[b / 8] |= (uint8_t) (0x80u >> (b % 8));
+  v4->prefix = n;
+  v4->port = c->port;
   return true;
 }
 
 void
 check_addr_unwrap (const struct brig_egress_cidr *c, struct brig_egress_cidr *out)
 {
-  *out = *c;
-  for (size_t k = 0; c->family == AF_INET6 && k < BRIG_ARRAY_SIZE (xlat); k++)
-    if (c->prefix >= xlat[k].v4_at && unwrap_form (k, c, out))
-      return;
-  *out = *c;
+  enum brig_addr_form f;
+
+  if (!unwrap_v4 (c, out, &f))
+    *out = *c;
 }
 
 /* The ranges an allow entry must not cover, worst class first within
@@ -218,6 +192,7 @@ check_egress_covers (const struct brig_egress_cidr *c, bool own_netns, char *wha
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (internal); i++)
     {
       struct brig_egress_cidr r, v4;
+      enum brig_addr_form f;
       const char *via = NULL;
       bool hit;
 
@@ -225,12 +200,11 @@ check_egress_covers (const struct brig_egress_cidr *c, bool own_netns, char *wha
         continue;
       range_of (i, &r);
       hit = overlaps (c, &r);
-      for (size_t k = 0; !hit && r.family == AF_INET && k < BRIG_ARRAY_SIZE (xlat); k++)
-        if (unwrap_form (k, c, &v4) && overlaps (&v4, &r))
-          {
-            hit = true;
-            via = xlat[k].name;
-          }
+      if (!hit && r.family == AF_INET && unwrap_v4 (c, &v4, &f) && overlaps (&v4, &r))
+        {
+          hit = true;
+          via = brig_addr_form_name (f);
+        }
       if (!hit)
         continue;
       worst = internal[i].cls;

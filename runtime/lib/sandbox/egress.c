@@ -16,6 +16,7 @@
 
 #include "dns.h"
 #include "egress.h"
+#include "egress_addr.h"
 #include "utils.h"
 
 #define MAX_ENTRIES 256
@@ -70,6 +71,39 @@ add_rule (brig_egress_policy *p, int family, const void *addr, unsigned prefix, 
   r->source = src;
 }
 
+/* A rule for what an address or prefix stands for: one in a translated
+ * IPv6 form (egress_addr.h) becomes a rule for its IPv4 prefix, which the
+ * programs apply to the IPv4 address and to every form of it. A prefix in
+ * 64:ff9b::/32 outside the /96 carries no IPv4 brig can read: allowing one
+ * is refused (the programs deny the range). what names the entry for
+ * errors. */
+static int
+add_addr_rule (brig_egress_policy *p, int family, const uint8_t *addr, unsigned prefix,
+               uint16_t port, bool allow, enum brig_egress_source src, const char *key,
+               const char *what, brig_error *err)
+{
+  enum brig_addr_form f;
+  uint8_t v4[4];
+  unsigned v4_prefix;
+
+  if (family == AF_INET6)
+    {
+      f = brig_addr_unwrap (addr, prefix, v4, &v4_prefix);
+      if (brig_addr_form_has_v4 (f))
+        {
+          add_rule (p, AF_INET, v4, v4_prefix, port, allow, src);
+          return 0;
+        }
+      if (f == BRIG_ADDR_NAT64_LOCAL && allow)
+        return brig_error_set (err, EINVAL, "%s: \"%s\" is in 64:ff9b::/32 outside "
+                               "64:ff9b::/96 (local-use NAT64), where the IPv4 address "
+                               "depends on the network's prefix length: brig denies that "
+                               "range; allow the IPv4 address", key, what);
+    }
+  add_rule (p, family, addr, prefix, port, allow, src);
+  return 0;
+}
+
 /* A literal CIDR as text: "a.b.c.d/n" or "x::/n". */
 static void
 add_builtin (brig_egress_policy *p, const char *cidr, bool allow)
@@ -101,6 +135,14 @@ static const char *const non_public[] = {
   "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4", "::/128", "fc00::/7", "fe80::/10",
   "ff00::/8",
 };
+
+/* IPv6 forms the programs judge as IPv6 but that may still reach IPv4
+ * (egress_addr.h): the deprecated IPv4-compatible ::a.b.c.d, which a sit
+ * tunnel sends to a.b.c.d, and 64:ff9b::/32 outside the well-known /96
+ * (local-use NAT64 among it), whose embedding brig cannot read. Denied in
+ * every mode (:: and ::1 have rules of their own, 64:ff9b::/96 is looked
+ * up as IPv4). */
+static const char *const translated_deny[] = { "::/96", "64:ff9b::/32" };
 
 static int
 parse_port (const char *s, uint16_t *port)
@@ -162,24 +204,41 @@ valid_hostname (const char *s)
 }
 
 /* An address a DNS answer must not pin: the host's loopback and
- * unspecified ranges, the metadata endpoints and IPv4-mapped forms. An
- * allow rule for one would beat the built-in deny, so only the operator
- * may name them (as an address or in /etc/hosts), not whoever answers or
- * spoofs a query. */
+ * unspecified ranges and the metadata endpoints, also in a translated form
+ * (64:ff9b::a9fe:a9fe is 169.254.169.254), and the IPv4-mapped,
+ * IPv4-compatible and local-use NAT64 forms, which are no one's real AAAA
+ * record. An allow rule for one would beat the built-in deny, so only the
+ * operator may name them (as an address or in /etc/hosts), not whoever
+ * answers or spoofs a query. *form names a translated form (static). */
 static bool
-dns_forbidden (const struct brig_dns_addr *a)
+dns_forbidden (const struct brig_dns_addr *a, const char **form)
 {
-  static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-  static const uint8_t zero[16] = { 0 };
+  static const uint8_t zero[15] = { 0 };
+  const uint8_t *ip = a->addr;
+  int family = a->family;
+  uint8_t v4[4];
   char text[INET6_ADDRSTRLEN + 4];
 
-  if (a->family == AF_INET && (a->addr[0] == 127 || a->addr[0] == 0))
+  *form = NULL;
+  if (family == AF_INET6)
+    {
+      enum brig_addr_form f = brig_addr_unwrap (a->addr, 128, v4, NULL);
+      if (f != BRIG_ADDR_NATIVE)
+        *form = brig_addr_form_name (f);
+      if (f == BRIG_ADDR_MAPPED || f == BRIG_ADDR_COMPAT || f == BRIG_ADDR_NAT64_LOCAL)
+        return true;
+      if (brig_addr_form_has_v4 (f))
+        {
+          ip = v4;
+          family = AF_INET;
+        }
+    }
+  if (family == AF_INET && (ip[0] == 127 || ip[0] == 0))
     return true;
-  if (a->family == AF_INET6
-      && (memcmp (a->addr, mapped, 12) == 0 || memcmp (a->addr, zero, 15) == 0))
+  if (family == AF_INET6 && memcmp (ip, zero, 15) == 0)
     return true;
-  inet_ntop (a->family, a->addr, text, sizeof text);
-  strcat (text, a->family == AF_INET ? "/32" : "/128");
+  inet_ntop (family, ip, text, sizeof text);
+  strcat (text, family == AF_INET ? "/32" : "/128");
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (metadata); i++)
     if (strcmp (text, metadata[i]) == 0)
       return true;
@@ -201,13 +260,17 @@ resolve_dns (brig_egress_policy *p, const char *name, uint16_t port, brig_error 
   for (size_t i = 0; i < n; i++)
     {
       char text[INET6_ADDRSTRLEN], *old = list;
+      const char *form;
       inet_ntop (a[i].family, a[i].addr, text, sizeof text);
-      if (dns_forbidden (&a[i]))
+      if (dns_forbidden (&a[i], &form))
         return brig_error_set (err, EPERM, BRIG_EGRESS_ALLOW_KEY ": host \"%s\" resolves "
-                               "through DNS to %s, which only an address or /etc/hosts may "
-                               "allow", name, text);
-      add_rule (p, a[i].family, a[i].addr, a[i].family == AF_INET ? 32 : 128, port, true,
-                BRIG_EGRESS_USER_ALLOW);
+                               "through DNS to %s%s%s%s, which only an address or /etc/hosts "
+                               "may allow", name, text, form ? " (" : "", form ? form : "",
+                               form ? " form)" : "");
+      r = add_addr_rule (p, a[i].family, a[i].addr, a[i].family == AF_INET ? 32 : 128, port,
+                         true, BRIG_EGRESS_USER_ALLOW, BRIG_EGRESS_ALLOW_KEY, name, err);
+      if (r < 0)
+        return r;
       list = old ? xasprintf ("%s,%s", old, text) : xstrdup (text);
       free (old);
     }
@@ -245,8 +308,10 @@ resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_erro
         if (strcasecmp (tok, name) == 0)
           {
             char *old = list;
-            add_rule (p, family, a, family == AF_INET ? 32 : 128, port, true,
-                      BRIG_EGRESS_USER_ALLOW);
+            int r = add_addr_rule (p, family, a, family == AF_INET ? 32 : 128, port, true,
+                                   BRIG_EGRESS_USER_ALLOW, BRIG_EGRESS_ALLOW_KEY, name, err);
+            if (r < 0)
+              return r;
             list = old ? xasprintf ("%s,%s", old, addr) : xstrdup (addr);
             free (old);
             found++;
@@ -317,9 +382,8 @@ parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool all
     return r;
   if (r == 1)
     return resolve_hosts (p, host, c.port, err);
-  add_rule (p, c.family, c.addr, c.prefix, c.port, allow,
-            allow ? BRIG_EGRESS_USER_ALLOW : BRIG_EGRESS_USER_DENY);
-  return 0;
+  return add_addr_rule (p, c.family, c.addr, c.prefix, c.port, allow,
+                        allow ? BRIG_EGRESS_USER_ALLOW : BRIG_EGRESS_USER_DENY, key, entry, err);
 }
 
 static int
@@ -355,6 +419,7 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   const char *mode = oci_map_get (ann, BRIG_EGRESS_KEY);
   const char *allow = oci_map_get (ann, BRIG_EGRESS_ALLOW_KEY);
   const char *deny = oci_map_get (ann, BRIG_EGRESS_DENY_KEY);
+  const char *hostnet = oci_map_get (ann, BRIG_EGRESS_HOSTNET_KEY);
   brig_egress_policy *p;
   int r;
 
@@ -365,11 +430,14 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       const char *k = ann->keys[i];
       if (strncmp (k, BRIG_EGRESS_KEY, sizeof BRIG_EGRESS_KEY - 1) == 0
           && strcmp (k, BRIG_EGRESS_KEY) != 0 && strcmp (k, BRIG_EGRESS_ALLOW_KEY) != 0
-          && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0)
+          && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0 && strcmp (k, BRIG_EGRESS_HOSTNET_KEY) != 0)
         return brig_error_set (err, EINVAL, "annotations: unknown key \"%s\" (known: "
                                BRIG_EGRESS_KEY ", " BRIG_EGRESS_ALLOW_KEY ", "
-                               BRIG_EGRESS_DENY_KEY ")", k);
+                               BRIG_EGRESS_DENY_KEY ", " BRIG_EGRESS_HOSTNET_KEY ")", k);
     }
+  if (hostnet && strcmp (hostnet, "true") != 0 && strcmp (hostnet, "false") != 0)
+    return brig_error_set (err, EINVAL, BRIG_EGRESS_HOSTNET_KEY ": \"%s\" is not true or "
+                           "false", hostnet);
   if (mode == NULL)
     return brig_error_set (err, EINVAL, "annotations: %s needs " BRIG_EGRESS_KEY
                            " (none, public or allowlist)",
@@ -394,6 +462,19 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       return brig_error_set (err, EINVAL, BRIG_EGRESS_ALLOW_KEY ": not allowed with "
                              BRIG_EGRESS_KEY "=none (use allowlist)");
     }
+  /* The host is more than its loopback: every address of its interfaces,
+   * those added later too, and its abstract unix sockets, none of which a
+   * program on addresses can hold. Only an explicit opt-in accepts that. */
+  if (!own_netns && (hostnet == NULL || strcmp (hostnet, "true") != 0))
+    {
+      brig_egress_policy_free (p);
+      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": the container would run in the "
+                             "host's network namespace, where the addresses of the host's "
+                             "interfaces (also those added later) and its abstract unix "
+                             "sockets reach the host's services; give it a network namespace "
+                             "of its own, or set " BRIG_EGRESS_HOSTNET_KEY "=true to accept "
+                             "that");
+    }
 
   /* the default for everything no longer prefix decides */
   add_builtin (p, "0.0.0.0/0", p->mode == BRIG_EGRESS_PUBLIC);
@@ -407,6 +488,8 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   add_builtin (p, "::1/128", own_netns);
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (metadata); i++)
     add_builtin (p, metadata[i], false);
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (translated_deny); i++)
+    add_builtin (p, translated_deny[i], false);
 
   if ((allow && (r = parse_list (p, BRIG_EGRESS_ALLOW_KEY, allow, true, err)) < 0)
       || (deny && (r = parse_list (p, BRIG_EGRESS_DENY_KEY, deny, false, err)) < 0))
@@ -415,40 +498,6 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       return r;
     }
   *out = p;
-  return 0;
-}
-
-static bool
-has_cap (const oci_capabilities *c, const char *name)
-{
-  char *const *sets[] = { c->bounding, c->effective, c->permitted, c->inheritable, c->ambient };
-  for (size_t s = 0; s < BRIG_ARRAY_SIZE (sets); s++)
-    for (size_t i = 0; sets[s] && sets[s][i]; i++)
-      if (strcmp (sets[s][i], name) == 0)
-        return true;
-  return false;
-}
-
-int
-brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err)
-{
-  static const char *const admin[] = { "CAP_NET_ADMIN", "CAP_SYS_ADMIN", "CAP_BPF" };
-  const oci_capabilities *c = p ? p->capabilities : NULL;
-
-  if (c == NULL)
-    return 0;
-  /* AF_PACKET sockets send frames below IP, where no cgroup program runs */
-  if (has_cap (c, "CAP_NET_RAW"))
-    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants "
-                           "CAP_NET_RAW, whose packet sockets bypass the egress policy; "
-                           "drop it");
-  /* Outside a user namespace of its own these are the host's: enough to
-   * detach the programs from the container's cgroup. */
-  for (size_t i = 0; !new_userns && i < BRIG_ARRAY_SIZE (admin); i++)
-    if (has_cap (c, admin[i]))
-      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants %s "
-                             "without a user namespace: it could detach the egress "
-                             "policy; drop it or add a user namespace", admin[i]);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "ocispec.h"
@@ -16,6 +17,7 @@
 #define BRIG_EGRESS_KEY "run.brig.egress"
 #define BRIG_EGRESS_ALLOW_KEY "run.brig.egress.allow"
 #define BRIG_EGRESS_DENY_KEY "run.brig.egress.deny"
+#define BRIG_EGRESS_HOSTNET_KEY "run.brig.egress.host-network"
 
 enum brig_egress_mode { BRIG_EGRESS_NONE, BRIG_EGRESS_PUBLIC, BRIG_EGRESS_ALLOWLIST };
 
@@ -63,15 +65,47 @@ typedef struct brig_egress_policy {
 bool brig_egress_requested (const oci_map *annotations);
 
 /* Parse and check the run.brig.egress* annotations, resolving hostnames
- * from /etc/hosts, then DNS (dns.h); own_netns says whether loopback
- * belongs to the container. Errors name the annotation. */
+ * from /etc/hosts, then DNS (dns.h); own_netns says whether the network
+ * namespace is the container's own (false: the host's, refused unless
+ * run.brig.egress.host-network=true). Entries and answers in a translated
+ * IPv6 form (egress_addr.h) become rules for the IPv4 they stand for.
+ * Errors name the annotation. */
 int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
                        brig_error *err);
 
-/* Refuse a process whose capabilities could bypass or remove the policy
- * (CAP_NET_RAW always; CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF without a new
- * user namespace). */
-int brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err);
+/* The namespaces the capability judgement needs (egress_caps.c). */
+struct brig_egress_ns {
+  bool own_userns;   /* a user namespace that is not the host's (by inode) */
+  bool own_pidns;    /* a pid namespace brig made for the container */
+  bool owns_netns;   /* its user namespace reaches its network namespace
+                        (brig_egress_userns_owns) */
+};
+
+/* Refuse capabilities that could bypass or remove the policy: CAP_NET_RAW
+ * always; CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE without a
+ * user namespace of the container's own, CAP_NET_ADMIN also with one that
+ * owns the network namespace; CAP_SYS_PTRACE without one or in a pid
+ * namespace not its own. Every set counts; a name counts as the
+ * capability it names. field says where they came from in errors
+ * ("process.capabilities", "exec --cap"). The one judgement of create and
+ * exec. */
+int brig_egress_check_caps (const oci_capabilities *c, const struct brig_egress_ns *ns,
+                            const char *field, brig_error *err);
+
+/* exec into a container with a policy: brig_egress_check_caps on the new
+ * process's capabilities, the user namespace judged by the init's (pid
+ * init), the pid namespace by the state's new_pidns. */
+int brig_egress_check_exec (pid_t init, bool new_pidns, const oci_capabilities *c,
+                            const char *field, brig_error *err);
+
+/* Whether the user namespace userns (an fd) owns the namespace ns (an fd),
+ * or owns a user namespace that owns it, and so on: where its namespaced
+ * capabilities hold. True when that cannot be told. */
+bool brig_egress_userns_owns (int userns, int ns);
+
+/* Empty the denial counters of the programs attached to dir (reset: the
+ * next tenant starts from none). 0 when there is no policy there. */
+int brig_egress_reset_counters (const char *dir, brig_error *err);
 
 /* Load the programs and maps and attach them to the cgroup v2 directory
  * dir (must be empty of processes). NULL dir: no cgroup v2 here. */

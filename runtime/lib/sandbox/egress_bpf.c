@@ -7,8 +7,13 @@
  *   cgroup_skb egress     every IP packet the cgroup's sockets send: ICMP,
  *                         raw sockets, and a second look at the rest
  *
- * Each looks the destination up in an LPM trie per family (IPv4 rules also
- * sit in the IPv6 trie in their ::ffff:0:0/96 and 64:ff9b::/96 forms). The
+ * Each looks the destination up in an LPM trie per family. An IPv6
+ * destination in a form that carries an IPv4 address (egress_addr.h:
+ * ::ffff:a.b.c.d, ::ffff:0:a.b.c.d, 64:ff9b::a.b.c.d, 6to4, Teredo) is
+ * looked up as that IPv4 address in the IPv4 trie, so every rule for an
+ * IPv4 range holds its translated forms too (6to4 and Teredo as portless:
+ * what reaches the IPv4 address is protocol 41 or UDP to the relay's
+ * choice of port, not the port the socket names). The
  * value of a prefix carries its verdict per port, so the longest prefix
  * decides, with port rules, in one lookup:
  *
@@ -19,8 +24,8 @@
  * order). A denial returns 0 (connect/sendmsg fail with EPERM, the packet
  * is dropped) and adds one to a hash map keyed by destination, port,
  * protocol and family, which `brig events --stats` reads back through the
- * attached program's map ids: nothing is pinned, the programs and maps live
- * exactly as long as the cgroup.
+ * attached program's map ids (egress_counters.c): nothing is pinned, the
+ * programs and maps live exactly as long as the cgroup.
  *
  * Attached with BPF_F_ALLOW_MULTI: a program attached so is detached or
  * replaced only by whoever holds an fd of it, and only CAP_SYS_ADMIN of
@@ -34,6 +39,7 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -41,25 +47,18 @@
 
 #include "bpf_insn.h"
 #include "egress.h"
+#include "egress_addr.h"
+#include "egress_internal.h"
 #include "log.h"
 #include "utils.h"
 
 #define NPORTS 8
-#define CNT_MAP_NAME "brig_egress_cnt"
 #define CNT_MAX 4096
 
 struct lpm_value {
   uint32_t dflt;
   uint32_t port[NPORTS];
   uint32_t verdict[NPORTS];
-};
-
-struct cnt_key {
-  uint8_t addr[16];
-  uint16_t port;   /* network order */
-  uint8_t proto;
-  uint8_t family;  /* 4 or 6 */
-  uint32_t pad;
 };
 
 /* one node of a trie: a prefix and its per-port verdicts */
@@ -72,15 +71,6 @@ struct node {
 
 /* ---- the policy as trie nodes ---- */
 
-static bool
-contains (const uint8_t *net, unsigned prefix, const uint8_t *addr)
-{
-  for (unsigned b = 0; b < prefix; b++)
-    if ((net[b / 8] ^ addr[b / 8]) & (0x80u >> (b % 8)))
-      return false;
-  return true;
-}
-
 /* The rule that decides for addr/prefix and port (0: a port no rule names). */
 static bool
 verdict (const struct brig_egress_rule *r, size_t n, const struct node *nd, uint16_t port)
@@ -89,7 +79,7 @@ verdict (const struct brig_egress_rule *r, size_t n, const struct node *nd, uint
   for (size_t i = 0; i < n; i++)
     {
       const struct brig_egress_rule *c = &r[i];
-      if (c->prefix > nd->prefix || !contains (c->addr, c->prefix, nd->addr))
+      if (c->prefix > nd->prefix || !brig_addr_in_prefix (c->addr, c->prefix, nd->addr))
         continue;
       if (c->port && c->port != port)
         continue;
@@ -102,31 +92,16 @@ verdict (const struct brig_egress_rule *r, size_t n, const struct node *nd, uint
   return best && best->allow;
 }
 
-/* The rules of one family as the trie sees them: IPv6 gets IPv4's too. */
+/* The rules of one family as the trie sees them. */
 static struct brig_egress_rule *
 family_rules (const brig_egress_policy *p, int family, size_t *n)
 {
-  static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-  static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
-  struct brig_egress_rule *v = xmalloc0 ((p->n_rules * 3 + 1) * sizeof *v);
+  struct brig_egress_rule *v = xmalloc0 ((p->n_rules + 1) * sizeof *v);
   size_t k = 0;
 
   for (size_t i = 0; i < p->n_rules; i++)
-    {
-      const struct brig_egress_rule *r = &p->rules[i];
-      if (r->family == family)
-        v[k++] = *r;
-      else if (family == AF_INET6)
-        for (int f = 0; f < 2; f++)
-          {
-            struct brig_egress_rule *m = &v[k++];
-            *m = *r;
-            m->family = AF_INET6;
-            memcpy (m->addr, f ? nat64 : mapped, 12);
-            memcpy (m->addr + 12, r->addr, 4);
-            m->prefix = r->prefix + 96;
-          }
-    }
+    if (p->rules[i].family == family)
+      v[k++] = p->rules[i];
   *n = k;
   return v;
 }
@@ -158,7 +133,7 @@ build_nodes (const brig_egress_policy *p, int family, struct node **out, size_t 
         {
           bool seen = false;
           if (r[j].port == 0 || r[j].prefix > nd->prefix
-              || !contains (r[j].addr, r[j].prefix, nd->addr))
+              || !brig_addr_in_prefix (r[j].addr, r[j].prefix, nd->addr))
             continue;
           for (size_t k = 0; k < np; k++)
             seen |= ports[k] == r[j].port;
@@ -248,19 +223,20 @@ trie_create (const brig_egress_policy *p, int family, brig_error *err)
 
 /* ---- programs ---- */
 
+enum { L_DECIDED4, L_DECIDED6, L_DECIDED_W, L_ALLOW, L_DENY, L_INSERT, L_DROP, L_V4, L_V6, L_P4,
+       L_D4, L_P6, L_D6, L_NDP, L_COUNT, L_W_ZERO, L_W_TEREDO, L_W_6TO4, L_NATIVE6, L_MAPPED,
+       L_WRAPPED, L_WRAPPED_KEY, L_LOOKUP4, L_LAST };
+
 struct prog {
   struct bpf_insn *v;
   size_t n;
   int map4, map6, cnt;
   /* forward jumps to labels: insn index, label */
-  size_t fix_at[64];
-  int fix_label[64];
+  size_t fix_at[128];
+  int fix_label[128];
   size_t n_fix;
-  size_t label_at[16];
+  size_t label_at[L_LAST];
 };
-
-enum { L_DECIDED4, L_DECIDED6, L_ALLOW, L_DENY, L_INSERT, L_DROP, L_V4, L_V6, L_P4, L_D4, L_P6,
-       L_D6, L_NDP, L_COUNT };
 
 static void
 emit (struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
@@ -269,12 +245,28 @@ emit (struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32
   p->v[p->n++] = brig_bpf_insn (code, dst, src, off, imm);
 }
 
+/* A forward jump to label, resolved once the label is placed. */
+static void
+jump_insn (struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int32_t imm, int label)
+{
+  if (p->n_fix == BRIG_ARRAY_SIZE (p->fix_at))
+    abort ();  /* a program grew past its jump table: brig's own bug */
+  p->fix_at[p->n_fix] = p->n;
+  p->fix_label[p->n_fix++] = label;
+  emit (p, code, dst, src, 0, imm);
+}
+
 static void
 jump (struct prog *p, uint8_t op, uint8_t dst, int32_t imm, int label)
 {
-  p->fix_at[p->n_fix] = p->n;
-  p->fix_label[p->n_fix++] = label;
-  emit (p, BPF_JMP | op | BPF_K, dst, 0, 0, imm);
+  jump_insn (p, BPF_JMP | op | BPF_K, dst, 0, imm, label);
+}
+
+/* the same against a register (imm would be sign-extended to 64 bits) */
+static void
+jump_reg (struct prog *p, uint8_t op, uint8_t dst, uint8_t src, int label)
+{
+  jump_insn (p, BPF_JMP | op | BPF_X, dst, src, 0, label);
 }
 
 static void
@@ -292,6 +284,7 @@ ld_map (struct prog *p, uint8_t dst, int fd)
 
 #define MOV_REG(p, d, s) emit (p, BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
 #define MOV_IMM(p, d, i) emit (p, BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV32_IMM(p, d, i) emit (p, BPF_ALU | BPF_MOV | BPF_K, d, 0, 0, i)
 #define ALU_IMM(p, op, d, i) emit (p, BPF_ALU64 | (op) | BPF_K, d, 0, 0, i)
 #define LDX(p, sz, d, s, off) emit (p, BPF_LDX | (sz) | BPF_MEM, d, s, off, 0)
 #define STX(p, sz, d, s, off) emit (p, BPF_STX | (sz) | BPF_MEM, d, s, off, 0)
@@ -302,11 +295,11 @@ ld_map (struct prog *p, uint8_t dst, int fd)
 /* stack (r10-relative) */
 enum { KEY4 = -8, KEY6 = -32, CKEY = -56, CVAL = -64, HDR = -112, PBUF = -120 };
 
-/* r6 ctx, r7 port (network order), r8 protocol, keys on the stack. */
+/* r6 ctx, port (network order) in register port, keys on the stack; the
+ * verdict in r1 at label decided. */
 static void
-decide (struct prog *p, int family)
+decide (struct prog *p, int family, int decided, uint8_t port)
 {
-  int decided = family == 4 ? L_DECIDED4 : L_DECIDED6;
   ld_map (p, BPF_REG_1, family == 4 ? p->map4 : p->map6);
   MOV_REG (p, BPF_REG_2, BPF_REG_10);
   ALU_IMM (p, BPF_ADD, BPF_REG_2, family == 4 ? KEY4 : KEY6);
@@ -317,14 +310,95 @@ decide (struct prog *p, int family)
   for (int i = 0; i < NPORTS; i++)
     {
       LDX (p, BPF_W, BPF_REG_2, BPF_REG_0, (int16_t) (4 + 4 * i));
-      emit (p, BPF_JMP | BPF_JNE | BPF_X, BPF_REG_2, BPF_REG_7, 2, 0);
+      emit (p, BPF_JMP | BPF_JNE | BPF_X, BPF_REG_2, port, 2, 0);
       LDX (p, BPF_W, BPF_REG_1, BPF_REG_0, (int16_t) (4 + 4 * NPORTS + 4 * i));
       jump (p, BPF_JA, 0, 0, decided);
     }
   label (p, decided);
 }
 
-/* After both families' decide(): r1 is the verdict. */
+/* Four bytes of an address, network order, as a W load reads them. */
+static int32_t
+word (uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+  const uint8_t w[4] = { a, b, c, d };
+  uint32_t v;
+  memcpy (&v, w, sizeof v);
+  return (int32_t) v;
+}
+
+/* The IPv6 destination at KEY6 (r7 its port): a form that carries an
+ * IPv4 address (the tests of egress_addr.c's table) is decided as that
+ * address in the IPv4 trie, with r9 as the port (0 for 6to4 and Teredo),
+ * anything else in the IPv6 trie (::/96 and the rest of 64:ff9b::/32 are
+ * denied there). Ends at L_COUNT with the verdict in r1. */
+static void
+decide6 (struct prog *p)
+{
+  const int16_t a = KEY6 + 4;
+
+  MOV_REG (p, BPF_REG_9, BPF_REG_7);
+  for (int i = 0; i < 4; i++)
+    LDX (p, BPF_W, (uint8_t) (BPF_REG_2 + i), BPF_REG_10, (int16_t) (a + 4 * i));
+  /* r2..r5: the address's four words. 64:ff9b::/96 */
+  MOV32_IMM (p, BPF_REG_1, word (0x00, 0x64, 0xff, 0x9b));
+  jump_reg (p, BPF_JNE, BPF_REG_2, BPF_REG_1, L_W_ZERO);
+  jump (p, BPF_JNE, BPF_REG_3, 0, L_NATIVE6);
+  jump (p, BPF_JEQ, BPF_REG_4, 0, L_WRAPPED);
+  jump (p, BPF_JA, 0, 0, L_NATIVE6);
+  /* ::ffff:0:0/96 (mapped) and ::ffff:0:0:0/96 (SIIT) */
+  label (p, L_W_ZERO);
+  jump (p, BPF_JNE, BPF_REG_2, 0, L_W_TEREDO);
+  jump (p, BPF_JNE, BPF_REG_3, 0, L_NATIVE6);
+  MOV32_IMM (p, BPF_REG_1, word (0, 0, 0xff, 0xff));
+  jump_reg (p, BPF_JEQ, BPF_REG_4, BPF_REG_1, L_MAPPED);
+  MOV32_IMM (p, BPF_REG_1, word (0xff, 0xff, 0, 0));
+  jump_reg (p, BPF_JEQ, BPF_REG_4, BPF_REG_1, L_WRAPPED);
+  jump (p, BPF_JA, 0, 0, L_NATIVE6);
+  /* 2001:0::/32: the client's address, every bit inverted */
+  label (p, L_W_TEREDO);
+  MOV32_IMM (p, BPF_REG_1, word (0x20, 0x01, 0, 0));
+  jump_reg (p, BPF_JNE, BPF_REG_2, BPF_REG_1, L_W_6TO4);
+  emit (p, BPF_ALU | BPF_XOR | BPF_K, BPF_REG_5, 0, 0, -1);
+  MOV_IMM (p, BPF_REG_9, 0);
+  jump (p, BPF_JA, 0, 0, L_WRAPPED);
+  /* 2002::/16: the address in bytes 2-5 */
+  label (p, L_W_6TO4);
+  emit (p, BPF_ALU | BPF_AND | BPF_K, BPF_REG_2, 0, 0, word (0xff, 0xff, 0, 0));
+  MOV32_IMM (p, BPF_REG_1, word (0x20, 0x02, 0, 0));
+  jump_reg (p, BPF_JNE, BPF_REG_2, BPF_REG_1, L_NATIVE6);
+  for (int i = 0; i < 4; i++)
+    {
+      LDX (p, BPF_B, BPF_REG_1, BPF_REG_10, (int16_t) (a + 2 + i));
+      STX (p, BPF_B, BPF_REG_10, BPF_REG_1, (int16_t) (KEY4 + 4 + i));
+    }
+  MOV_IMM (p, BPF_REG_9, 0);
+  jump (p, BPF_JA, 0, 0, L_WRAPPED_KEY);
+
+  label (p, L_NATIVE6);
+  decide (p, 6, L_DECIDED6, BPF_REG_7);
+  jump (p, BPF_JA, 0, 0, L_COUNT);
+  /* a mapped address is sent as IPv4 by the socket itself: 127/8 there is
+   * the loopback the rules speak of */
+  label (p, L_MAPPED);
+  STX (p, BPF_W, BPF_REG_10, BPF_REG_5, KEY4 + 4);
+  jump (p, BPF_JA, 0, 0, L_LOOKUP4);
+  label (p, L_WRAPPED);
+  STX (p, BPF_W, BPF_REG_10, BPF_REG_5, KEY4 + 4);
+  /* the other forms leave the network namespace for a translator or a
+   * relay: their 127/8 is never the container's own loopback */
+  label (p, L_WRAPPED_KEY);
+  LDX (p, BPF_B, BPF_REG_1, BPF_REG_10, KEY4 + 4);
+  jump (p, BPF_JNE, BPF_REG_1, 127, L_LOOKUP4);
+  MOV_IMM (p, BPF_REG_1, 0);
+  jump (p, BPF_JA, 0, 0, L_COUNT);
+  label (p, L_LOOKUP4);
+  ST (p, BPF_W, BPF_REG_10, KEY4, 32);
+  decide (p, 4, L_DECIDED_W, BPF_REG_9);
+  label (p, L_COUNT);
+}
+
+/* After decide() or decide6(): r1 is the verdict. */
 static void
 count_and_return (struct prog *p)
 {
@@ -377,7 +451,7 @@ gen_sock_addr (struct prog *p, bool v6)
       STX (p, BPF_W, BPF_REG_10, BPF_REG_2, CKEY);
       ST (p, BPF_W, BPF_REG_10, KEY4, 32);
       ST (p, BPF_B, BPF_REG_10, CKEY + 19, 4);
-      decide (p, 4);
+      decide (p, 4, L_DECIDED4, BPF_REG_7);
       count_and_return (p);
       return;
     }
@@ -390,7 +464,7 @@ gen_sock_addr (struct prog *p, bool v6)
     }
   ST (p, BPF_W, BPF_REG_10, KEY6, 128);
   ST (p, BPF_B, BPF_REG_10, CKEY + 19, 6);
-  decide (p, 6);
+  decide6 (p);
   count_and_return (p);
 }
 
@@ -445,7 +519,7 @@ gen_skb (struct prog *p)
   jump (p, BPF_JNE, BPF_REG_0, 0, L_D4);
   LDX (p, BPF_H, BPF_REG_7, BPF_REG_10, PBUF);
   label (p, L_D4);
-  decide (p, 4);
+  decide (p, 4, L_DECIDED4, BPF_REG_7);
   jump (p, BPF_JA, 0, 0, L_COUNT);
 
   label (p, L_V6);
@@ -478,8 +552,7 @@ gen_skb (struct prog *p)
   jump (p, BPF_JNE, BPF_REG_0, 0, L_D6);
   LDX (p, BPF_H, BPF_REG_7, BPF_REG_10, PBUF);
   label (p, L_D6);
-  decide (p, 6);
-  label (p, L_COUNT);
+  decide6 (p);
   count_and_return (p);
 }
 
@@ -559,7 +632,7 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
   if ((map6 = trie_create (pol, AF_INET6, err)) < 0)
     return map6;
   cnt = map_create (BPF_MAP_TYPE_HASH, sizeof (struct cnt_key), sizeof (uint64_t), CNT_MAX, 0,
-                    CNT_MAP_NAME, err);
+                    BRIG_EGRESS_CNT_MAP_NAME, err);
   if (cnt < 0)
     return cnt;
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (progs); i++)
@@ -591,118 +664,4 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
         }
     }
   return 0;
-}
-
-/* ---- read back the denial counts ---- */
-
-static int
-fd_by_id (int cmd, uint32_t id)
-{
-  union bpf_attr a;
-  memset (&a, 0, sizeof a);
-  if (cmd == BPF_PROG_GET_FD_BY_ID)
-    a.prog_id = id;
-  else
-    a.map_id = id;
-  return brig_bpf (cmd, &a);
-}
-
-static int
-obj_info (int fd, void *info, uint32_t len)
-{
-  union bpf_attr a;
-  memset (&a, 0, sizeof a);
-  a.info.bpf_fd = (uint32_t) fd;
-  a.info.info_len = len;
-  a.info.info = (uint64_t) (uintptr_t) info;
-  return brig_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
-}
-
-/* The counter map of the connect4 program attached to dir, or -1. */
-static int
-counter_map (int cgfd)
-{
-  uint32_t ids[4], n = BRIG_ARRAY_SIZE (ids), map_ids[8];
-  struct bpf_prog_info pi;
-  union bpf_attr a;
-  _cleanup_close_ int pfd = -1;
-
-  memset (&a, 0, sizeof a);
-  a.query.target_fd = (uint32_t) cgfd;
-  a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
-  a.query.prog_ids = (uint64_t) (uintptr_t) ids;
-  a.query.prog_cnt = n;
-  if (brig_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
-    return -1;
-  pfd = fd_by_id (BPF_PROG_GET_FD_BY_ID, ids[0]);
-  if (pfd < 0)
-    return -1;
-  memset (&pi, 0, sizeof pi);
-  pi.nr_map_ids = BRIG_ARRAY_SIZE (map_ids);
-  pi.map_ids = (uint64_t) (uintptr_t) map_ids;
-  if (obj_info (pfd, &pi, sizeof pi) < 0)
-    return -1;
-  for (uint32_t i = 0; i < pi.nr_map_ids && i < BRIG_ARRAY_SIZE (map_ids); i++)
-    {
-      struct bpf_map_info mi;
-      int mfd = fd_by_id (BPF_MAP_GET_FD_BY_ID, map_ids[i]);
-      if (mfd < 0)
-        continue;
-      memset (&mi, 0, sizeof mi);
-      if (obj_info (mfd, &mi, sizeof mi) == 0 && strcmp (mi.name, CNT_MAP_NAME) == 0
-          && mi.key_size == sizeof (struct cnt_key))
-        return mfd;
-      close (mfd);
-    }
-  return -1;
-}
-
-int
-brig_egress_denials (const char *dir, struct brig_egress_denial **out, size_t *n,
-                     brig_error *err)
-{
-  _cleanup_close_ int cgfd = -1, mfd = -1;
-  struct cnt_key key, next;
-  bool first = true;
-  union bpf_attr a;
-
-  *out = NULL;
-  *n = 0;
-  if (dir == NULL)
-    return 0;
-  cgfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (cgfd < 0)
-    return brig_error_errno (err, "open %s", dir);
-  mfd = counter_map (cgfd);
-  if (mfd < 0)
-    return 0;
-  memset (&key, 0, sizeof key);
-  for (;;)
-    {
-      struct brig_egress_denial *d;
-      uint64_t count = 0;
-
-      memset (&a, 0, sizeof a);
-      a.map_fd = (uint32_t) mfd;
-      a.key = first ? 0 : (uint64_t) (uintptr_t) &key;
-      a.next_key = (uint64_t) (uintptr_t) &next;
-      if (brig_bpf (BPF_MAP_GET_NEXT_KEY, &a) < 0)
-        break;
-      first = false;
-      key = next;
-      memset (&a, 0, sizeof a);
-      a.map_fd = (uint32_t) mfd;
-      a.key = (uint64_t) (uintptr_t) &key;
-      a.value = (uint64_t) (uintptr_t) &count;
-      if (brig_bpf (BPF_MAP_LOOKUP_ELEM, &a) < 0)
-        continue;
-      *out = xrealloc (*out, (*n + 1) * sizeof **out);
-      d = &(*out)[(*n)++];
-      memset (d, 0, sizeof *d);
-      inet_ntop (key.family == 4 ? AF_INET : AF_INET6, key.addr, d->addr, sizeof d->addr);
-      d->port = ntohs (key.port);
-      d->proto = key.proto;
-      d->count = count;
-    }
-  return 1;
 }

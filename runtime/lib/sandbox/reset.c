@@ -21,6 +21,7 @@
 
 #include "container_respawn.h"
 #include "log.h"
+#include "sandbox/egress.h"
 #include "sandbox/reset_internal.h"
 #include "state.h"
 #include "utils.h"
@@ -373,6 +374,13 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
   /* The page cache (when over the memory.usage check's bound: that check
    * still runs on the new init) and the peaks the tenant left. */
   brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
+  /* the egress policy's denials were the old tenant's (`events --stats`) */
+  if (c->st.egress && brig_egress_reset_counters (brig_cgroup_unified_dir (x->cg), err) < 0)
+    {
+      why = xstrdup (err->msg ? err->msg : "the egress denial counters were not emptied");
+      brig_error_clear (err);
+      return mark_failed (c, why, err);
+    }
   brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
   /* The config's limits, written again: a tenant that could write its
    * own cgroup's files (a v1 cgroupfs mounted rw, uid 0) raised them, and

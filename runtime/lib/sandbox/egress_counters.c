@@ -1,0 +1,174 @@
+/* The denial counters of the egress programs (egress_bpf.c writes them):
+ * found through the program attached to the container's cgroup, read for
+ * `brig events --stats` and emptied by reset, so a tenant never sees the
+ * previous one's. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bpf_insn.h"
+#include "egress.h"
+#include "egress_internal.h"
+#include "utils.h"
+
+static int
+fd_by_id (int cmd, uint32_t id)
+{
+  union bpf_attr a;
+  memset (&a, 0, sizeof a);
+  if (cmd == BPF_PROG_GET_FD_BY_ID)
+    a.prog_id = id;
+  else
+    a.map_id = id;
+  return brig_bpf (cmd, &a);
+}
+
+static int
+obj_info (int fd, void *info, uint32_t len)
+{
+  union bpf_attr a;
+  memset (&a, 0, sizeof a);
+  a.info.bpf_fd = (uint32_t) fd;
+  a.info.info_len = len;
+  a.info.info = (uint64_t) (uintptr_t) info;
+  return brig_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
+}
+
+/* The counter map of the connect4 program attached to dir, or -1. */
+static int
+counter_map (int cgfd)
+{
+  uint32_t ids[4], n = BRIG_ARRAY_SIZE (ids), map_ids[8];
+  struct bpf_prog_info pi;
+  union bpf_attr a;
+  _cleanup_close_ int pfd = -1;
+
+  memset (&a, 0, sizeof a);
+  a.query.target_fd = (uint32_t) cgfd;
+  a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
+  a.query.prog_ids = (uint64_t) (uintptr_t) ids;
+  a.query.prog_cnt = n;
+  if (brig_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
+    return -1;
+  pfd = fd_by_id (BPF_PROG_GET_FD_BY_ID, ids[0]);
+  if (pfd < 0)
+    return -1;
+  memset (&pi, 0, sizeof pi);
+  pi.nr_map_ids = BRIG_ARRAY_SIZE (map_ids);
+  pi.map_ids = (uint64_t) (uintptr_t) map_ids;
+  if (obj_info (pfd, &pi, sizeof pi) < 0)
+    return -1;
+  for (uint32_t i = 0; i < pi.nr_map_ids && i < BRIG_ARRAY_SIZE (map_ids); i++)
+    {
+      struct bpf_map_info mi;
+      int mfd = fd_by_id (BPF_MAP_GET_FD_BY_ID, map_ids[i]);
+      if (mfd < 0)
+        continue;
+      memset (&mi, 0, sizeof mi);
+      if (obj_info (mfd, &mi, sizeof mi) == 0 && strcmp (mi.name, BRIG_EGRESS_CNT_MAP_NAME) == 0
+          && mi.key_size == sizeof (struct cnt_key))
+        return mfd;
+      close (mfd);
+    }
+  return -1;
+}
+
+/* The counter map of the programs attached to dir: 1 with *mfd, 0 when
+ * no policy is attached there (or dir is NULL), or -errno. */
+static int
+counters_of (const char *dir, int *mfd, brig_error *err)
+{
+  _cleanup_close_ int cgfd = -1;
+
+  *mfd = -1;
+  if (dir == NULL)
+    return 0;
+  cgfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cgfd < 0)
+    return brig_error_errno (err, "open %s", dir);
+  *mfd = counter_map (cgfd);
+  return *mfd >= 0;
+}
+
+/* The key after key in the map (NULL: the first) into next; -1 at the end. */
+static int
+next_key (int mfd, const struct cnt_key *key, struct cnt_key *next)
+{
+  union bpf_attr a;
+  memset (&a, 0, sizeof a);
+  a.map_fd = (uint32_t) mfd;
+  a.key = (uint64_t) (uintptr_t) key;
+  a.next_key = (uint64_t) (uintptr_t) next;
+  return brig_bpf (BPF_MAP_GET_NEXT_KEY, &a) < 0 ? -1 : 0;
+}
+
+int
+brig_egress_denials (const char *dir, struct brig_egress_denial **out, size_t *n,
+                     brig_error *err)
+{
+  _cleanup_close_ int mfd = -1;
+  struct cnt_key key, next;
+  bool first = true;
+  union bpf_attr a;
+  int r;
+
+  *out = NULL;
+  *n = 0;
+  r = counters_of (dir, &mfd, err);
+  if (r <= 0)
+    return r;
+  memset (&key, 0, sizeof key);
+  for (;;)
+    {
+      struct brig_egress_denial *d;
+      uint64_t count = 0;
+
+      if (next_key (mfd, first ? NULL : &key, &next) < 0)
+        break;
+      first = false;
+      key = next;
+      memset (&a, 0, sizeof a);
+      a.map_fd = (uint32_t) mfd;
+      a.key = (uint64_t) (uintptr_t) &key;
+      a.value = (uint64_t) (uintptr_t) &count;
+      if (brig_bpf (BPF_MAP_LOOKUP_ELEM, &a) < 0)
+        continue;
+      *out = xrealloc (*out, (*n + 1) * sizeof **out);
+      d = &(*out)[(*n)++];
+      memset (d, 0, sizeof *d);
+      inet_ntop (key.family == 4 ? AF_INET : AF_INET6, key.addr, d->addr, sizeof d->addr);
+      d->port = ntohs (key.port);
+      d->proto = key.proto;
+      d->count = count;
+    }
+  return 1;
+}
+
+int
+brig_egress_reset_counters (const char *dir, brig_error *err)
+{
+  _cleanup_close_ int mfd = -1;
+  struct cnt_key key;
+  union bpf_attr a;
+  int r = counters_of (dir, &mfd, err);
+
+  if (r <= 0)
+    return r;
+  /* the cgroup is empty: nothing adds a key while the first is deleted
+   * again and again, until there is none */
+  while (next_key (mfd, NULL, &key) == 0)
+    {
+      memset (&a, 0, sizeof a);
+      a.map_fd = (uint32_t) mfd;
+      a.key = (uint64_t) (uintptr_t) &key;
+      if (brig_bpf (BPF_MAP_DELETE_ELEM, &a) < 0 && errno != ENOENT)
+        return brig_error_errno (err, BRIG_EGRESS_KEY ": empty the denial counters");
+    }
+  if (errno != ENOENT)
+    return brig_error_errno (err, BRIG_EGRESS_KEY ": read the denial counters");
+  return 0;
+}
