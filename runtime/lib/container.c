@@ -103,6 +103,11 @@ start_tenancy (brig_container *c, bool claim, brig_error *err)
     return brig_error_set (err, -r, "container \"%s\": read its tenancy", c->id);
   if (claim && t.state == BRIG_TENANCY_VACANT)
     return brig_tenancy_write (c->dirfd, t.gen + 1, BRIG_TENANCY_TENANT, err);
+  if (t.state == BRIG_TENANCY_RESETTING)
+    {
+      _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
+      return brig_tenancy_refuse (c->id, &t, why, "start", err);
+    }
   return brig_tenancy_refuse (c->id, &t, NULL, "start", err);
 }
 
@@ -118,23 +123,16 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
   r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
   if (r < 0)
     return r;
+  /* whatever the init's state: a reset that failed or did not finish
+   * says so first */
+  r = start_tenancy (c, claim && c->status == BRIG_STATUS_CREATED, err);
+  if (r < 0)
+    return r;
   switch (c->status)
     {
     case BRIG_STATUS_CREATED:
-      r = start_tenancy (c, claim, err);
-      if (r < 0)
-        return r;
       break;
     case BRIG_STATUS_STOPPED:
-      {
-        _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
-        if (why)
-          return brig_error_set (err, 0, "cannot start container \"%s\": reset failed: %s",
-                                 c->id, why);
-      }
-      r = start_tenancy (c, false, err);
-      if (r < 0)
-        return r;
       return brig_error_set (err, 0, "cannot start a container that has stopped");
     case BRIG_STATUS_RUNNING:
       return brig_error_set (err, 0, "cannot start an already running container");

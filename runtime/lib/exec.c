@@ -565,9 +565,9 @@ check_tenancy (const brig_container *c, const struct brig_tenancy *peeked, brig_
   if (now.state == BRIG_TENANCY_RESETTING)
     {
       _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
-      return brig_tenancy_refuse (c->id, &now, why, "exec", err);
+      return brig_tenancy_refuse (c->id, &now, why, "exec in", err);
     }
-  r = brig_tenancy_refuse (c->id, &now, NULL, "exec", err);
+  r = brig_tenancy_refuse (c->id, &now, NULL, "exec in", err);
   if (r < 0)
     return r;
   if (now.gen != peeked->gen)
@@ -875,9 +875,9 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
           _cleanup_free_ char *dir = xasprintf ("%s/%s", ctx->state_root, o->id), *why = NULL;
           _cleanup_close_ int d = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
           why = d >= 0 ? brig_state_reset_failed (d) : NULL;
-          return brig_tenancy_refuse (o->id, &ten, why, "exec", err);
+          return brig_tenancy_refuse (o->id, &ten, why, "exec in", err);
         }
-      r = brig_tenancy_refuse (o->id, &ten, NULL, "exec", err);
+      r = brig_tenancy_refuse (o->id, &ten, NULL, "exec in", err);
       if (r < 0)
         return r;
     }

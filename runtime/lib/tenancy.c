@@ -84,13 +84,13 @@ brig_tenancy_refuse (const char *id, const struct brig_tenancy *t, const char *f
   switch (t->state)
     {
     case BRIG_TENANCY_VACANT:
-      return brig_error_set (err, 0, "cannot %s in container \"%s\": it is an available pool "
+      return brig_error_set (err, 0, "cannot %s container \"%s\": it is an available pool "
                              "member, nobody's tenancy (brig pool claim hands it out)", what, id);
     case BRIG_TENANCY_RESETTING:
       if (failed)
-        return brig_error_set (err, 0, "cannot %s in container \"%s\": reset failed: %s", what,
+        return brig_error_set (err, 0, "cannot %s container \"%s\": reset failed: %s", what,
                                id, failed);
-      return brig_error_set (err, 0, "cannot %s in container \"%s\": a reset of it is running "
+      return brig_error_set (err, 0, "cannot %s container \"%s\": a reset of it is running "
                              "or did not finish (killed before its checks held); reset it "
                              "again or delete it", what, id);
     default:

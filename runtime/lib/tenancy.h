@@ -58,8 +58,8 @@ int brig_tenancy_peek (const struct brig_context *ctx, const char *id, struct br
 int brig_tenancy_write (int dirfd, unsigned long long gen, enum brig_tenancy_state s,
                         brig_error *err);
 
-/* Refuse (err names the container and why) to add a process of kind
- * what ("exec", "start") to a container whose tenancy t is vacant or
+/* Refuse (err names the container and why) to add a process by what
+ * ("exec in", "start") to a container whose tenancy t is vacant or
  * resetting; 0 otherwise. failed: the reason of a reset that failed
  * (reset.failed), or NULL. */
 int brig_tenancy_refuse (const char *id, const struct brig_tenancy *t, const char *failed,
