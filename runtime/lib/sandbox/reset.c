@@ -233,6 +233,22 @@ unpin_netns (int dirfd)
   unlinkat (dirfd, BRIG_RESET_NETNS_FRESH, 0);
 }
 
+/* The new init of a reset that failed after the respawn: killed and
+ * waited for. */
+static void
+kill_new_init (pid_t pid)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd >= 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+      while (poll (&p, 1, 10000) < 0 && errno == EINTR)
+        ;
+      close (pidfd);
+    }
+}
+
 /* The failed checks' names, for the error and the mark. */
 static char *
 failed_names (const struct brig_reset_report *rep)
@@ -443,17 +459,13 @@ reset_run_clear (struct reset_run *x)
   oci_config_free (x->cfg);
 }
 
-/* From the kill on: whatever fails, the container ends unusable. */
+/* The mark, the kill and the checks of it (cgroup.empty, ns.unused). */
 static int
-reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
+reset_kill (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
 {
   brig_container *c = x->c;
-  struct brig_respawn *rs = &x->rs;
-  _cleanup_free_ char *why = NULL;
+  bool init_exited = false, listable = brig_cgroup_listable (x->cg), empty;
   int r;
-
-  bool init_exited = false, listable = brig_cgroup_listable (x->cg);
-  double t0 = mono_ms ();
 
   /* Durably, before anything is destroyed: until every check has held,
    * start, exec and claim refuse the container, also when this reset is
@@ -462,24 +474,22 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
   r = brig_tenancy_write (c->dirfd, x->ten.gen + 1, BRIG_TENANCY_RESETTING, err);
   if (r < 0)
     return r;
-  {
-    bool empty = kill_everything (c, x->cg, &init_exited);
-    reset_check_add (rep, "cgroup.empty", listable && empty,
-                     xstrdup (!listable ? "not checked: the cgroup's directories are not known"
-                              : "processes left in the cgroup after SIGKILL (10 s)"));
-  }
+  empty = kill_everything (c, x->cg, &init_exited);
+  reset_check_add (rep, "cgroup.empty", listable && empty,
+                   xstrdup (!listable ? "not checked: the cgroup's directories are not known"
+                            : "processes left in the cgroup after SIGKILL (10 s)"));
   /* The old init's pidfd has served: the new init must not inherit it. */
   if (c->pidfd >= 0)
     {
       close (c->pidfd);
       c->pidfd = -1;
     }
-  brig_debug ("reset: kill %.3f ms", mono_ms () - t0);
   /* With a pid namespace of its own, the kernel killed every process in
    * it (and in the pid namespaces below it) before its init counted as
    * exited, also those that had left the cgroup: no tenant process can be
-   * outside it, so no scan is needed. Without one, a tenant that moved
-   * itself out of the cgroup keeps the old namespaces: scan for them. */
+   * outside it, so no scan is needed, but the init's exit must be seen.
+   * Without one, a tenant that moved itself out of the cgroup keeps the
+   * old namespaces: scan for them. */
   if (x->ns.new_flags & CLONE_NEWPID)
     reset_check_add (rep, "ns.unused", init_exited,
                      xasprintf ("the old init (pid %d) did not exit after SIGKILL (10 s): its "
@@ -490,6 +500,23 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     reset_check_add (rep, "ns.unused", false,
                      xstrdup ("the old init's namespaces are unknown (it exited before the "
                               "reset; opt in with run.brig.reset=true to record them)"));
+  return 0;
+}
+
+/* From the kill on: whatever fails, the container ends unusable. */
+static int
+reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
+{
+  brig_container *c = x->c;
+  struct brig_respawn *rs = &x->rs;
+  _cleanup_free_ char *why = NULL;
+  double t0 = mono_ms ();
+  int r;
+
+  r = reset_kill (x, rep, err);
+  if (r < 0)
+    return r;
+  brig_debug ("reset: kill %.3f ms", mono_ms () - t0);
   if (!rep->ok)
     {
       why = failed_names (rep);
@@ -573,21 +600,12 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
                               ? BRIG_TENANCY_VACANT : BRIG_TENANCY_TENANT, err);
       if (r == 0)
         return 0;
-      reset_check_add (rep, "tenancy", false, xstrdup (err->msg ? err->msg : "not recorded"));
+      why = xstrdup (err->msg ? err->msg : "the new tenancy could not be recorded");
       brig_error_clear (err);
     }
-  {
-    int pidfd = (int) syscall (SYS_pidfd_open, rs->pid, 0);
-    if (pidfd >= 0)
-      {
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
-        syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        while (poll (&p, 1, 10000) < 0 && errno == EINTR)
-          ;
-        close (pidfd);
-      }
-  }
-  why = failed_names (rep);
+  kill_new_init (rs->pid);
+  if (why == NULL)
+    why = failed_names (rep);
   return mark_failed (c, why, err);
 }
 
