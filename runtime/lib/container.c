@@ -103,12 +103,7 @@ start_tenancy (brig_container *c, bool claim, brig_error *err)
     return brig_error_set (err, -r, "container \"%s\": read its tenancy", c->id);
   if (claim && t.state == BRIG_TENANCY_VACANT)
     return brig_tenancy_write (c->dirfd, t.gen + 1, BRIG_TENANCY_TENANT, err);
-  if (t.state == BRIG_TENANCY_RESETTING)
-    {
-      _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
-      return brig_tenancy_refuse (c->id, &t, why, "start", err);
-    }
-  return brig_tenancy_refuse (c->id, &t, NULL, "start", err);
+  return brig_tenancy_refuse (c->dirfd, c->id, &t, "start", err);
 }
 
 static int

@@ -562,12 +562,7 @@ check_tenancy (const brig_container *c, const struct brig_tenancy *peeked, brig_
 
   if (r < 0)
     return brig_error_set (err, -r, "container \"%s\": read its tenancy", c->id);
-  if (now.state == BRIG_TENANCY_RESETTING)
-    {
-      _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
-      return brig_tenancy_refuse (c->id, &now, why, "exec in", err);
-    }
-  r = brig_tenancy_refuse (c->id, &now, NULL, "exec in", err);
+  r = brig_tenancy_refuse (c->dirfd, c->id, &now, "exec in", err);
   if (r < 0)
     return r;
   if (now.gen != peeked->gen)
@@ -867,17 +862,15 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
    * the exec must not land in it. */
   if (brig_state_check_id (o->id, NULL) == 0)
     {
+      _cleanup_free_ char *dir = xasprintf ("%s/%s", ctx->state_root, o->id);
+      _cleanup_close_ int d = -1;
       r = brig_tenancy_peek (ctx, o->id, &ten);
       if (r < 0)
         return brig_error_set (err, -r, "container \"%s\": read its tenancy", o->id);
+      /* (the directory only to name a failed reset's reason) */
       if (ten.state == BRIG_TENANCY_RESETTING)
-        {
-          _cleanup_free_ char *dir = xasprintf ("%s/%s", ctx->state_root, o->id), *why = NULL;
-          _cleanup_close_ int d = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-          why = d >= 0 ? brig_state_reset_failed (d) : NULL;
-          return brig_tenancy_refuse (o->id, &ten, why, "exec in", err);
-        }
-      r = brig_tenancy_refuse (o->id, &ten, NULL, "exec in", err);
+        d = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      r = brig_tenancy_refuse (d, o->id, &ten, "exec in", err);
       if (r < 0)
         return r;
     }

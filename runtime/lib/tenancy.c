@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "state.h"
 #include "tenancy.h"
 #include "utils.h"
 
@@ -78,15 +79,18 @@ brig_tenancy_write (int dirfd, unsigned long long gen, enum brig_tenancy_state s
 }
 
 int
-brig_tenancy_refuse (const char *id, const struct brig_tenancy *t, const char *failed,
-                     const char *what, brig_error *err)
+brig_tenancy_refuse (int dirfd, const char *id, const struct brig_tenancy *t, const char *what,
+                     brig_error *err)
 {
+  _cleanup_free_ char *failed = NULL;
+
   switch (t->state)
     {
     case BRIG_TENANCY_VACANT:
       return brig_error_set (err, 0, "cannot %s container \"%s\": it is an available pool "
                              "member, nobody's tenancy (brig pool claim hands it out)", what, id);
     case BRIG_TENANCY_RESETTING:
+      failed = dirfd >= 0 ? brig_state_reset_failed (dirfd) : NULL;
       if (failed)
         return brig_error_set (err, 0, "cannot %s container \"%s\": reset failed: %s", what,
                                id, failed);

@@ -60,9 +60,9 @@ int brig_tenancy_write (int dirfd, unsigned long long gen, enum brig_tenancy_sta
 
 /* Refuse (err names the container and why) to add a process by what
  * ("exec in", "start") to a container whose tenancy t is vacant or
- * resetting; 0 otherwise. failed: the reason of a reset that failed
- * (reset.failed), or NULL. */
-int brig_tenancy_refuse (const char *id, const struct brig_tenancy *t, const char *failed,
+ * resetting; 0 otherwise. dirfd: its state directory, where a reset that
+ * failed left its reason (reset.failed), or -1. */
+int brig_tenancy_refuse (int dirfd, const char *id, const struct brig_tenancy *t,
                          const char *what, brig_error *err);
 
 /* The capability names of p's five sets, canonical ("CAP_NET_ADMIN"),
