@@ -68,7 +68,7 @@ cmd_reset (struct brig_globals *g, int argc, char **argv)
       }
   if (cli_require_args ("reset", argc, argv, optind, 1) < 0)
     return 1;
-  r = brig_container_reset (&ctx, argv[optind], &rep, &err);
+  r = brig_container_reset (&ctx, argv[optind], 0, &rep, &err);
   /* Only a reset that ran has checks to show. */
   if (rep.n > 0 || r == 0)
     cli_print_reset_report (argv[optind], &rep, r == 0, now_ms () - t0);

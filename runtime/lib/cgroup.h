@@ -83,6 +83,11 @@ void brig_cgroup_set_rootless (brig_cgroup *cg);
  * hierarchy of the cgroup. */
 bool brig_cgroup_busy (brig_cgroup *cg);
 
+/* True when brig_cgroup_busy looks at something: the container's cgroup
+ * directories are known and its processes its own (a create that did not
+ * finish, or no directory at all, makes busy say false unseen). */
+bool brig_cgroup_listable (const brig_cgroup *cg);
+
 /* One rmdir per made cgroupfs directory and nothing else: true when every
  * one is gone (the usual delete, the pid namespace died with the init);
  * false when something is left (or another manager), for brig_cgroup_destroy. */
@@ -241,7 +246,9 @@ void brig_cgroup_reset_counters (brig_cgroup *cg, uint64_t reclaim_over);
 
 /* Memory in use (v1 memory.usage_in_bytes, v2 memory.current) and the
  * number of processes (pids.current); -ENOENT for a controller the cgroup
- * lacks, in which case that value is UINT64_MAX. */
+ * lacks, in which case that value is UINT64_MAX. A controller the cgroup
+ * has whose value cannot be read gives BRIG_CGROUP_UNREADABLE. */
+#define BRIG_CGROUP_UNREADABLE (UINT64_MAX - 1)
 int brig_cgroup_usage (brig_cgroup *cg, uint64_t *memory, uint64_t *pids);
 
 /* Statistics for `brig events`, in runc's shape. Fields the host lacks stay 0. */

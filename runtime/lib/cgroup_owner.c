@@ -375,6 +375,12 @@ brig_cgroup_busy (brig_cgroup *cg)
 }
 
 bool
+brig_cgroup_listable (const brig_cgroup *cg)
+{
+  return cg->n_dirs > 0 && !cg->no_kill;
+}
+
+bool
 brig_cgroup_try_remove (brig_cgroup *cg)
 {
   bool gone = true;

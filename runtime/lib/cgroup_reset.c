@@ -39,25 +39,31 @@ brig_cgroup_reset_counters (brig_cgroup *cg, uint64_t reclaim_over)
     }
 }
 
+/* One usage value: from the v1 directory when the hierarchy is there,
+ * else from the unified one; UINT64_MAX when neither has the controller,
+ * BRIG_CGROUP_UNREADABLE when it is there and cannot be read. */
+static uint64_t
+usage_of (brig_cgroup *cg, const char *v1, const char *v1_file, const char *v2_file)
+{
+  uint64_t v;
+  int r;
+
+  if (v1)
+    return brig_cgroup_read_u64 (v1, v1_file, &v) == 0 && v != UINT64_MAX
+           ? v : BRIG_CGROUP_UNREADABLE;
+  if (!cg->unified)
+    return UINT64_MAX;
+  r = brig_cgroup_read_u64 (cg->unified, v2_file, &v);
+  if (r == -ENOENT)
+    return UINT64_MAX;   /* the controller is not enabled there */
+  return r == 0 && v != UINT64_MAX ? v : BRIG_CGROUP_UNREADABLE;
+}
+
 int
 brig_cgroup_usage (brig_cgroup *cg, uint64_t *memory, uint64_t *pids)
 {
-  const char *mem = brig_cgroup_v1_dir (cg, "memory");
-  const char *pid = brig_cgroup_v1_dir (cg, "pids");
-  int r = 0;
-
-  *memory = *pids = UINT64_MAX;
-  if (mem ? brig_cgroup_read_u64 (mem, "memory.usage_in_bytes", memory) < 0
-      : !cg->unified || brig_cgroup_read_u64 (cg->unified, "memory.current", memory) < 0)
-    {
-      *memory = UINT64_MAX;
-      r = -ENOENT;
-    }
-  if (pid ? brig_cgroup_read_u64 (pid, "pids.current", pids) < 0
-      : !cg->unified || brig_cgroup_read_u64 (cg->unified, "pids.current", pids) < 0)
-    {
-      *pids = UINT64_MAX;
-      r = -ENOENT;
-    }
-  return r;
+  *memory = usage_of (cg, brig_cgroup_v1_dir (cg, "memory"), "memory.usage_in_bytes",
+                      "memory.current");
+  *pids = usage_of (cg, brig_cgroup_v1_dir (cg, "pids"), "pids.current", "pids.current");
+  return *memory == UINT64_MAX || *pids == UINT64_MAX ? -ENOENT : 0;
 }

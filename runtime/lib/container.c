@@ -20,6 +20,7 @@
 #include "notify.h"
 #include "state.h"
 #include "sync.h"
+#include "tenancy.h"
 #include "utils.h"
 
 static bool wait_exit (brig_container *c, int timeout_ms);
@@ -89,8 +90,24 @@ connect_exec_socket (brig_container *c, int *fd, brig_error *err)
   return 0;
 }
 
-int
-brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err)
+/* Whose start this is: a plain start may not start a pool's available
+ * member nor a container whose reset did not finish; a claim makes the
+ * vacant member its tenant's (a new generation). */
+static int
+start_tenancy (brig_container *c, bool claim, brig_error *err)
+{
+  struct brig_tenancy t;
+  int r = brig_tenancy_read (c->dirfd, &t);
+
+  if (r < 0 && t.state != BRIG_TENANCY_RESETTING)
+    return brig_error_set (err, -r, "container \"%s\": read its tenancy", c->id);
+  if (claim && t.state == BRIG_TENANCY_VACANT)
+    return brig_tenancy_write (c->dirfd, t.gen + 1, BRIG_TENANCY_TENANT, err);
+  return brig_tenancy_refuse (c->dirfd, c->id, &t, "start", err);
+}
+
+static int
+start_common (const struct brig_context *ctx, const char *id, bool claim, brig_error *err)
 {
   _cleanup_container_ brig_container *c = NULL;
   _cleanup_close_ int fd = -1;
@@ -101,17 +118,16 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
   r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
   if (r < 0)
     return r;
+  /* whatever the init's state: a reset that failed or did not finish
+   * says so first */
+  r = start_tenancy (c, claim && c->status == BRIG_STATUS_CREATED, err);
+  if (r < 0)
+    return r;
   switch (c->status)
     {
     case BRIG_STATUS_CREATED:
       break;
     case BRIG_STATUS_STOPPED:
-      {
-        _cleanup_free_ char *why = brig_state_reset_failed (c->dirfd);
-        if (why)
-          return brig_error_set (err, 0, "cannot start container \"%s\": reset failed: %s",
-                                 c->id, why);
-      }
       return brig_error_set (err, 0, "cannot start a container that has stopped");
     case BRIG_STATUS_RUNNING:
       return brig_error_set (err, 0, "cannot start an already running container");
@@ -179,6 +195,18 @@ brig_container_start (const struct brig_context *ctx, const char *id, brig_error
   brig_notify_relay (&notify, c->st.pid, c->pidfd);
   brig_notify_close (&notify);
   return 0;
+}
+
+int
+brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err)
+{
+  return start_common (ctx, id, false, err);
+}
+
+int
+brig_container_start_claimed (const struct brig_context *ctx, const char *id, brig_error *err)
+{
+  return start_common (ctx, id, true, err);
 }
 
 int

@@ -37,6 +37,11 @@ int brig_container_create (const struct brig_context *ctx, const struct brig_cre
 /* `start`: release a created container's init, then run poststart hooks. */
 int brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err);
 
+/* The same for brig pool claim: the member's tenancy (tenancy.h) goes
+ * from vacant to a new tenant's before its process is released. */
+int brig_container_start_claimed (const struct brig_context *ctx, const char *id,
+                                  brig_error *err);
+
 /* `run`: create + start in one go. With detach the call returns once the
  * process runs; otherwise it forwards signals (and the terminal), waits, sets
  * *exit_status (code or 128+signal) and deletes the container unless keep. */

@@ -29,10 +29,15 @@ remake_disk_layer (struct create_ctx *c, brig_error *err)
   if (c->ephemeral.mode != BRIG_EPHEMERAL_DISK)
     return 0;
   r = brig_ephemeral_discard (c->dirfd);
-  if (r < 0)
+  /* What the walk could not remove (a file the tenant made immutable)
+   * stays in the layer, whose directories then still exist: the reset's
+   * rootfs.layer check judges what is there and fails the reset. */
+  if (r < 0 && faccessat (c->dirfd, BRIG_EPHEMERAL_DIR "/upper", F_OK, AT_SYMLINK_NOFOLLOW) == 0
+      && faccessat (c->dirfd, BRIG_EPHEMERAL_DIR "/work", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    brig_debug ("reset: empty the ephemeral layer: %s", strerror (-r));
+  else if (r < 0)
     return brig_error_set (err, -r, "empty the ephemeral layer");
-  r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);
-  if (r < 0)
+  else if ((r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err)) < 0)
     return r;
   root = realpath (c->ctx->state_root, NULL);
   if (root == NULL)

@@ -57,6 +57,7 @@
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
+#include "tenancy.h"
 #include "terminal.h"
 #include "utils.h"
 
@@ -552,6 +553,26 @@ check_status (const brig_container *c, bool ignore_paused, brig_error *err)
     }
 }
 
+/* The tenancy under the lock: the one the exec read before it waited for
+ * the lock (peeked), or refused. */
+static int
+check_tenancy (const brig_container *c, const struct brig_tenancy *peeked, brig_error *err)
+{
+  struct brig_tenancy now;
+  int r = brig_tenancy_read (c->dirfd, &now);
+
+  if (r < 0)
+    return brig_error_set (err, -r, "container \"%s\": read its tenancy", c->id);
+  r = brig_tenancy_refuse (c->dirfd, c->id, &now, "exec in", err);
+  if (r < 0)
+    return r;
+  if (now.gen != peeked->gen)
+    return brig_error_set (err, 0, "cannot exec in container \"%s\": it was reset while "
+                           "this exec waited (tenancy %llu, now %llu): the exec belonged to "
+                           "the previous tenant", c->id, peeked->gen, now.gen);
+  return 0;
+}
+
 static int
 write_pid_file (const char *path, pid_t pid, brig_error *err)
 {
@@ -818,6 +839,8 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   oci_process *owned = NULL;
   const oci_process *p = NULL;
   struct brig_policy_exec pe = { .found = false };
+  struct brig_tenancy ten = { 0, BRIG_TENANCY_OPEN };
+  _cleanup_free_ char *had = NULL;
   brig_seccomp *sc = NULL;
   brig_cgroup *cg = NULL;
   struct brig_cgroup_self cs = { .n = 0 };
@@ -835,7 +858,27 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   r = brig_process_check_fds (0, o->preserve_fds, err);
   if (r < 0)
     return r;
+  /* The tenancy this exec is for, before it waits for the lock: a reset
+   * that runs meanwhile (a release, a plain reset) makes a new one, and
+   * the exec must not land in it. */
+  if (brig_state_check_id (o->id, NULL) == 0)
+    {
+      _cleanup_free_ char *dir = xasprintf ("%s/%s", ctx->state_root, o->id);
+      _cleanup_close_ int d = -1;
+      r = brig_tenancy_peek (ctx, o->id, &ten);
+      if (r < 0)
+        return brig_error_set (err, -r, "container \"%s\": read its tenancy", o->id);
+      /* (the directory only to name a failed reset's reason) */
+      if (ten.state == BRIG_TENANCY_RESETTING)
+        d = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      r = brig_tenancy_refuse (d, o->id, &ten, "exec in", err);
+      if (r < 0)
+        return r;
+    }
   r = brig_container_load (ctx, o->id, BRIG_LOCK_SHARED, &c, err);
+  if (r < 0)
+    return r;
+  r = check_tenancy (c, &ten, err);
   if (r < 0)
     return r;
   r = check_status (c, o->ignore_paused, err);
@@ -844,6 +887,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   r = brig_container_config (c, &cfg, err);
   if (r < 0)
     return r;
+  had = brig_exec_caps_of (cfg->process);
   /* The node policy: the container's own findings first (load_process
    * changes cfg->process), then what the exec'd process adds. */
   r = brig_policy_exec_begin (ctx->policy, cfg, &pe, err);
@@ -874,6 +918,13 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   if (r < 0)
     goto out;
   r = brig_lsm_validate (cfg, p, err);
+  if (r < 0)
+    goto out;
+  /* What this exec gives beyond the config counts wherever the config's
+   * capabilities count (a reset keeps the network namespace only when no
+   * process could change it): recorded before the process exists, under
+   * the lock, so a killed exec cannot skip it. */
+  r = brig_exec_grants_note (c->dirfd, had, p, err);
   if (r < 0)
     goto out;
 

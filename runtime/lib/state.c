@@ -412,8 +412,10 @@ record_init (int dirfd, unsigned long long *start_time)
 
   if (brig_read_file_at (dirfd, BRIG_STATE_RECORD, &text, NULL, NULL) < 0)
     return 0;
+  /* ("init 0 0": a reset's mark while it replaces the init; see below) */
   for (p = text; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL)
-    if (strncmp (p, "init ", 5) == 0 && sscanf (p + 5, "%d %llu", &pid, start_time) == 2)
+    if (strncmp (p, "init ", 5) == 0 && sscanf (p + 5, "%d %llu", &pid, start_time) == 2
+        && pid > 0)
       break;
     else
       pid = 0;
@@ -629,7 +631,14 @@ brig_state_record_drop_init (int dirfd, brig_error *err)
       in += len;
     }
   *out = '\0';
-  return brig_write_file_atomic (dirfd, BRIG_STATE_RECORD, text, strlen (text), 0600, err);
+  {
+    /* "init 0 0" in its place: a record without an init line is a create
+     * that did not finish, whose cgroup's processes may not be its own
+     * (nothing is killed); a reset killed before it recorded its new init
+     * must leave one whose cgroup is still known to be the container's. */
+    _cleanup_free_ char *with = xasprintf ("%sinit 0 0\n", text);
+    return brig_write_file_atomic (dirfd, BRIG_STATE_RECORD, with, strlen (with), 0600, err);
+  }
 }
 
 char *

@@ -164,7 +164,8 @@ int brig_state_record_add_init (int dirfd, int record_fd, pid_t pid,
                                 unsigned long long start_time, brig_error *err);
 
 /* Drop the init's line from the record (brig reset, before a new init's
- * line is appended). */
+ * line is appended), leaving "init 0 0" in its place: the container's
+ * create finished, its cgroup is its own while no init is recorded. */
 int brig_state_record_drop_init (int dirfd, brig_error *err);
 
 /* brig reset's mark of a container it left unusable: the reason, or NULL

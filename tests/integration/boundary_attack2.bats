@@ -90,9 +90,10 @@ SECRET="brig-h1-secret-$$"
 @test "reset: limits a tenant raised through a writable cgroupfs are not handed to the next tenant" {
 	requires cgroup_v1 command:reset
 	local d report
+	# (a read-only root: reset refuses a writable one without the ephemeral layer)
 	update_config '.linux.resources = {"pids": {"limit": 48}, "memory": {"limit": 268435456}}
 		| .mounts += [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
-			"options": ["nosuid", "noexec", "nodev", "relatime", "rw"]}]'
+			"options": ["nosuid", "noexec", "nodev", "relatime", "rw"]}] | .root.readonly = true'
 	run_detached lim
 	run brig exec lim sh -c 'echo max >/sys/fs/cgroup/pids/pids.max &&
 		echo -1 >/sys/fs/cgroup/memory/memory.limit_in_bytes &&
@@ -136,7 +137,7 @@ SECRET="brig-h1-secret-$$"
 	update_config '.process.user = {"uid": 1000, "gid": 1000}
 		| .process.noNewPrivileges = false
 		| .linux.readonlyPaths -= ["/proc/sys"]
-		| .annotations["run.brig.reset"] = "true"'
+		| .annotations["run.brig.reset"] = "true" | .root.readonly = true'
 	host="$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
 	run_detached sc
 	pid="$(brig state sc | jq .pid)"
@@ -212,7 +213,7 @@ brig_with_planted_tmp() {
 	local t="$CONFINE_TOOLS/reset_tenant"
 	[ -x "$t" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
 	cp "$t" "$BUNDLE/rootfs/bin/reset_tenant"
-	update_config '.annotations["run.brig.reset"] = "true"'
+	update_config '.annotations["run.brig.reset"] = "true" | .root.readonly = true'
 	run_detached tm
 	run brig exec tm sh -c 'reset_tenant metrics-leave 3 && reset_tenant metrics-read'
 	echo "$output"
@@ -271,7 +272,7 @@ s.recv(100)' "$ROOT/es/exec.sock"
 	[ -x "$t" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
 	[ -e /proc/net/ip6_flowlabel ] || skip "the host has no IPv6 (no /proc/net/ip6_flowlabel)"
 	cp "$t" "$BUNDLE/rootfs/bin/reset_tenant"
-	update_config '.annotations["run.brig.reset"] = "true"'
+	update_config '.annotations["run.brig.reset"] = "true" | .root.readonly = true'
 	run_detached fl
 	run brig exec fl sh -c 'reset_tenant flowlabel-leave 2 && grep -c 7700 /proc/net/ip6_flowlabel'
 	echo "$output"

@@ -247,7 +247,7 @@ TENANT_INIT='reset_tenant check >/dev/shm/check 2>&1; reset_tenant leave >/dev/s
 		| .process.capabilities.effective += ["CAP_SYS_ADMIN"]
 		| .process.capabilities.permitted += ["CAP_SYS_ADMIN"]
 		| .linux.rootfsPropagation = "rshared"'
-	add_mount "{\"destination\": \"/shared\", \"type\": \"bind\", \"source\": \"$SHARED_DIR\", \"options\": [\"rbind\", \"rshared\"]}"
+	add_mount "{\"destination\": \"/shared\", \"type\": \"bind\", \"source\": \"$SHARED_DIR\", \"options\": [\"rbind\", \"rshared\", \"ro\"]}"
 	create_container r4
 	brig start r4
 	# the tenant mounts below the shared bind: it reaches the host

@@ -25,6 +25,10 @@
  *                        that linger 150 s after their socket is closed
  *                        (listed in /proc/net/ip6_flowlabel); prints
  *                        "left N"
+ *   reset_tenant mq-leave NAME
+ *                        make the POSIX message queue /NAME in the ipc
+ *                        namespace (and so in every mqueue mount of it);
+ *                        prints "left NAME"
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -374,9 +378,29 @@ flowlabel_leave (int n)
   return 0;
 }
 
+static int
+mq_leave (const char *name)
+{
+  char path[256];
+  mqd_t q;
+
+  snprintf (path, sizeof path, "/%s", name);
+  q = mq_open (path, O_CREAT | O_RDWR, 0600, NULL);
+  if (q == (mqd_t) -1)
+    {
+      perror ("mq_open");
+      return 1;
+    }
+  mq_close (q);
+  printf ("left %s\n", name);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 3 && strcmp (argv[1], "mq-leave") == 0)
+    return mq_leave (argv[2]);
   if (argc == 3 && strcmp (argv[1], "flowlabel-leave") == 0)
     return flowlabel_leave (atoi (argv[2]));
   if (argc == 3 && strcmp (argv[1], "metrics-leave") == 0)
@@ -387,6 +411,7 @@ main (int argc, char **argv)
     return leave ();
   if (argc == 2 && strcmp (argv[1], "check") == 0)
     return check ();
-  fprintf (stderr, "usage: reset_tenant leave|check|metrics-leave N|metrics-read|flowlabel-leave N\n");
+  fprintf (stderr, "usage: reset_tenant leave|check|metrics-leave N|metrics-read|flowlabel-leave N"
+           "|mq-leave NAME\n");
   return 2;
 }

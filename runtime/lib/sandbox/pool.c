@@ -19,7 +19,9 @@
 #include "pool.h"
 #include "pool_internal.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/reset.h"
 #include "state.h"
+#include "tenancy.h"
 #include "utils.h"
 
 #ifndef RENAME_NOREPLACE
@@ -312,6 +314,9 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
     return brig_error_set (err, EINVAL, "config.json: root.readonly: the members of a pool "
                            "share the bundle's rootfs: make it read-only or set "
                            "annotations." BRIG_EPHEMERAL_KEY "=true");
+  /* What release's reset would refuse, refused before any member exists. */
+  if (brig_reset_check_storage (cfg, err) < 0)
+    return brig_error_wrap (err, "config.json");
   if (oci_map_set (&cfg->annotations, POOL_RESET_KEY, "true") < 0)
     return brig_error_set (err, ENOMEM, "annotations");
   if (cfg->linux && cfg->linux->cgroups_path && *cfg->linux->cgroups_path)
@@ -323,6 +328,17 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
       cfg->linux->cgroups_path = path;
     }
   return 0;
+}
+
+/* A new member's tenancy: vacant (tenancy.h). */
+static int
+member_vacate (const struct brig_context *ctx, const char *id, brig_error *err)
+{
+  _cleanup_container_ brig_container *c = NULL;
+  int r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
+  if (r == 0)
+    r = brig_tenancy_write (c->dirfd, 1, BRIG_TENANCY_VACANT, err);
+  return r;
 }
 
 /* Record the bundle at the first fill; later fills must name the same. */
@@ -355,6 +371,30 @@ fill_bundle (struct pool *p, const char *given, char **out, bool *fresh, brig_er
     return brig_error_wrap (err, "pool \"%s\"", p->name);
   *out = xstrdup (abs);
   return 0;
+}
+
+/* Members left in releasing/ by a release that was killed (its lock on
+ * the entry is gone with it): their reset never finished, or never
+ * started, so they are deleted; fill makes new ones in their place. */
+static void
+pool_reap_releasing (const struct brig_context *ctx, struct pool *p)
+{
+  _cleanup_strv_ char **ids = NULL;
+  size_t n = 0;
+
+  if (list_dir (p->sub[BRIG_POOL_RELEASING], &ids, &n, NULL) < 0)
+    return;
+  for (size_t i = 0; i < n; i++)
+    {
+      _cleanup_close_ int fd = openat (p->sub[BRIG_POOL_RELEASING], ids[i],
+                                       O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue;   /* gone, or a release is at work on it */
+      brig_warn ("pool \"%s\": member %s was left releasing by a release that did not "
+                 "finish: deleted", p->name, ids[i]);
+      delete_quietly (ctx, ids[i]);
+      unlinkat (p->sub[BRIG_POOL_RELEASING], ids[i], 0);
+    }
 }
 
 int
@@ -404,6 +444,7 @@ brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bu
       delete_quietly (ctx, stale[i]);
       unlinkat (p.sub[BRIG_POOL_CREATING], stale[i], 0);
     }
+  pool_reap_releasing (ctx, &p);
   r = list_dir (p.sub[BRIG_POOL_AVAILABLE], &avail, &navail, err);
   if (r < 0)
     goto out;
@@ -443,9 +484,12 @@ brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bu
           brig_error_wrap (err, "pool \"%s\": create member %s", name, id);
           goto out;
         }
-      if ((r = pool_move (&p, id, BRIG_POOL_CREATING, BRIG_POOL_AVAILABLE)) < 0)
+      /* Nobody's until a claim: no exec may enter it before. */
+      if ((r = member_vacate (ctx, id, err)) < 0
+          || (r = pool_move (&p, id, BRIG_POOL_CREATING, BRIG_POOL_AVAILABLE)) < 0)
         {
-          brig_error_set (err, -r, "pool \"%s\": make member %s available", name, id);
+          if (!(err && err->msg))
+            brig_error_set (err, -r, "pool \"%s\": make member %s available", name, id);
           delete_quietly (ctx, id);
           unlinkat (p.sub[BRIG_POOL_CREATING], id, 0);
           goto out;
@@ -505,7 +549,7 @@ brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, b
           if (r < 0)
             return brig_error_set (err, -r, "pool \"%s\": claim member %s", name, id);
           /* Ours alone from here. */
-          r = brig_container_start (ctx, id, &e);
+          r = brig_container_start_claimed (ctx, id, &e);
           if (r == 0)
             {
               *out = xstrdup (id);
@@ -535,7 +579,8 @@ brig_pool_release (const struct brig_context *ctx, const char *id,
 {
   _cleanup_pool_ struct pool p;
   _cleanup_free_ char *name = pool_of (id, err);
-  int fds[1 + BRIG_POOL_NSTATES];
+  _cleanup_close_ int lock = -1;
+  int fds[2 + BRIG_POOL_NSTATES];
   int r;
 
   memset (rep, 0, sizeof *rep);
@@ -544,6 +589,12 @@ brig_pool_release (const struct brig_context *ctx, const char *id,
   r = pool_open (ctx, name, false, LOCK_SH, &p, err);
   if (r < 0)
     return r;
+  /* Held from before the entry is in releasing/ until the member is
+   * available again or deleted: a fill that can take it knows the release
+   * was killed (pool_reap_releasing). The lock moves with the entry. */
+  lock = openat (p.sub[BRIG_POOL_CLAIMED], id, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (lock >= 0)
+    flock (lock, LOCK_EX | LOCK_NB);
   r = pool_move (&p, id, BRIG_POOL_CLAIMED, BRIG_POOL_RELEASING);
   if (r == -ENOENT)
     return brig_error_set (err, ENOENT, "container \"%s\" is not a claimed member of pool \"%s\"",
@@ -554,6 +605,7 @@ brig_pool_release (const struct brig_context *ctx, const char *id,
   fds[0] = p.dirfd;
   for (int i = 0; i < BRIG_POOL_NSTATES; i++)
     fds[1 + i] = p.sub[i];
+  fds[1 + BRIG_POOL_NSTATES] = lock;
   r = pool_child_reset (ctx, id, fds, BRIG_ARRAY_SIZE (fds), rep, err);
   if (r == 0 && (r = pool_move (&p, id, BRIG_POOL_RELEASING, BRIG_POOL_AVAILABLE)) < 0)
     brig_error_set (err, -r, "pool \"%s\": make %s available again", name, id);

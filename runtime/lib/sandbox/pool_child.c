@@ -153,7 +153,7 @@ reset_in_child (void *arg, struct shared *sh, brig_error *err)
 {
   struct reset_arg *a = arg;
   struct brig_reset_report rep = { 0 };
-  int r = brig_container_reset (a->ctx, a->id, &rep, err);
+  int r = brig_container_reset (a->ctx, a->id, BRIG_RESET_VACATE, &rep, err);
 
   sh->report_ok = rep.ok;
   sh->nchecks = 0;

@@ -22,8 +22,10 @@
 #include "container_respawn.h"
 #include "log.h"
 #include "sandbox/egress.h"
+#include "sandbox/ephemeral.h"
 #include "sandbox/reset_internal.h"
 #include "state.h"
+#include "tenancy.h"
 #include "utils.h"
 
 void
@@ -70,12 +72,14 @@ sleep_ms (long ms)
 }
 
 /* SIGKILL to everything, frozen or not, and wait (up to 10 s) until no
- * process is left in any hierarchy of the cgroup. */
+ * process is left in any hierarchy of the cgroup. *init_exited: the old
+ * init is known to have exited (its pidfd said so, or it was gone before). */
 static bool
-kill_everything (brig_container *c, brig_cgroup *cg)
+kill_everything (brig_container *c, brig_cgroup *cg, bool *init_exited)
 {
   struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
   long waited = 0, step = 1;
+  int n = 0;
 
   if (c->status == BRIG_STATUS_PAUSED)
     {
@@ -87,9 +91,12 @@ kill_everything (brig_container *c, brig_cgroup *cg)
     {
       /* With a pid namespace the kernel kills the rest with the init. */
       syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-      while (poll (&p, 1, 10000) < 0 && errno == EINTR)
+      while ((n = poll (&p, 1, 10000)) < 0 && errno == EINTR)
         ;
     }
+  /* A frozen init (a freezer cgroup the tenant made and froze) or one
+   * waiting for a frozen process of its pid namespace does not exit. */
+  *init_exited = c->pidfd < 0 || n > 0;
   while (brig_cgroup_busy (cg))
     {
       if (waited >= 10000)
@@ -151,11 +158,33 @@ check_old_namespaces (const struct reset_ns *ns, size_t n, struct brig_reset_rep
   reset_check_add (rep, "ns.unused", nfound == 0, found);
 }
 
+/* The pinned namespace's configuration against its description when it
+ * was fresh (taken when it was pinned): *detail names the first
+ * difference; a missing description is one. */
+static int
+netns_as_fresh (int dirfd, char **detail)
+{
+  _cleanup_free_ char *fresh = NULL, *now = NULL;
+  int r = brig_read_file_at (dirfd, BRIG_RESET_NETNS_FRESH, &fresh, NULL, NULL);
+
+  if (r < 0)
+    {
+      *detail = xasprintf ("no description of it when fresh (%s)", strerror (-r));
+      return 0;
+    }
+  r = reset_netns_describe (&now);
+  if (r == 0)
+    *detail = reset_netns_diff (fresh, now);
+  return r;
+}
+
 /* Whether the pinned network namespace has nothing of the tenant left: no
  * socket at all (a TIME_WAIT connection names the tenant's peers), no
- * entry in the TCP metrics cache, no IPv6 flow label, no traffic counted. */
+ * entry in the TCP metrics cache, no IPv6 flow label, no traffic counted,
+ * and its configuration (interfaces, addresses, routes, rules, firewall)
+ * as it was when fresh. */
 static bool
-pinned_netns_clean (int nsfd, char **why)
+pinned_netns_clean (int dirfd, int nsfd, char **why)
 {
   _cleanup_close_ int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   _cleanup_free_ char *detail = NULL;
@@ -178,6 +207,10 @@ pinned_netns_clean (int nsfd, char **why)
       /* and every packet and error it caused, in counters */
       if (r == 0 && detail == NULL)
         r = reset_netns_counters (&detail);
+      /* What a process with CAP_NET_ADMIN changes (whether or not the
+       * config or an exec was known to give it): judged on the namespace. */
+      if (r == 0 && detail == NULL)
+        r = netns_as_fresh (dirfd, &detail);
     }
   if (setns (self, CLONE_NEWNET) < 0)
     {
@@ -198,6 +231,23 @@ unpin_netns (int dirfd)
   snprintf (p, sizeof p, "/proc/self/fd/%d/" BRIG_RESET_NETNS, dirfd);
   umount2 (p, MNT_DETACH | UMOUNT_NOFOLLOW);
   unlinkat (dirfd, BRIG_RESET_NETNS, 0);
+  unlinkat (dirfd, BRIG_RESET_NETNS_FRESH, 0);
+}
+
+/* The new init of a reset that failed after the respawn: killed and
+ * waited for. */
+static void
+kill_new_init (pid_t pid)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd >= 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+      while (poll (&p, 1, 10000) < 0 && errno == EINTR)
+        ;
+      close (pidfd);
+    }
 }
 
 /* The failed checks' names, for the error and the mark. */
@@ -225,6 +275,60 @@ mark_failed (brig_container *c, const char *why, brig_error *err)
   return brig_error_set (err, 0, "reset failed: %s; the container is unusable, delete it", why);
 }
 
+/* Whether a mount keeps what is written to it beyond the reset: a bind of
+ * anything, or a file system whose contents outlive the mount namespace
+ * (a disk, a network share). Those the reset makes new (the kernel's
+ * views and the memory file systems the new init mounts) do not. */
+static bool
+mount_keeps_writes (const oci_mount *m)
+{
+  static const char *const fresh[] = { "tmpfs", "devpts", "mqueue", "proc", "sysfs",
+                                       "cgroup", "cgroup2" };
+  bool bind = m->type && strcmp (m->type, "bind") == 0;
+  if (!bind)
+    for (size_t i = 0; i < m->options_len; i++)
+      if (m->options[i] && (strcmp (m->options[i], "bind") == 0
+                            || strcmp (m->options[i], "rbind") == 0))
+        bind = true;
+  if (bind || m->type == NULL)
+    return true;
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (fresh); i++)
+    if (strcmp (m->type, fresh[i]) == 0)
+      return false;
+  return true;
+}
+
+int
+brig_reset_check_storage (const oci_config *cfg, brig_error *err)
+{
+  struct brig_ephemeral e = { 0 };
+
+  /* Without the ephemeral layer a writable root is the bundle's own
+   * directory: what one tenant writes there the next one reads, and no
+   * reset can undo it. */
+  if (!(cfg->root && cfg->root->readonly)
+      && !(brig_ephemeral_parse (cfg, &e, NULL) == 0 && e.mode != BRIG_EPHEMERAL_OFF))
+    return brig_error_set (err, EINVAL, "root.readonly: the root is writable and has no "
+                           "ephemeral layer: what a tenant writes there stays for the next "
+                           "(set root.readonly or annotations." BRIG_EPHEMERAL_KEY "=true)");
+  for (size_t i = 0; i < cfg->mounts_len; i++)
+    {
+      const oci_mount *m = &cfg->mounts[i];
+      bool ro = false;
+      for (size_t k = 0; k < m->options_len; k++)
+        if (m->options[k] && strcmp (m->options[k], "ro") == 0)
+          ro = true;
+        else if (m->options[k] && strcmp (m->options[k], "rw") == 0)
+          ro = false;
+      if (!ro && mount_keeps_writes (m))
+        return brig_error_set (err, EINVAL, "mounts[%zu] (%s): a writable %s mount keeps "
+                               "what a tenant writes for the next: add \"ro\" to its options",
+                               i, m->destination ? m->destination : "?",
+                               m->type ? m->type : "bind");
+    }
+  return 0;
+}
+
 struct reset_run {
   const struct brig_context *ctx;
   brig_container *c;
@@ -238,7 +342,23 @@ struct reset_run {
   pid_t old_pid;                 /* the init before the reset */
   unsigned long long old_start;
   struct brig_respawn rs;        /* the new init, prepared before the kill */
+  struct brig_tenancy ten;       /* the tenancy before the reset */
+  unsigned flags;                /* BRIG_RESET_* */
 };
+
+/* Add the namespaces pid is in to those ns.unused looks for. */
+static bool
+add_ns_of (struct reset_run *x, pid_t pid)
+{
+  _cleanup_free_ struct reset_ns *v = NULL;
+  size_t n = 0;
+  if (brig_reset_ns_of (pid, x->ns.new_flags, &v, &n) < 0)
+    return false;
+  x->old = xrealloc (x->old, (x->n_old + n) * sizeof *x->old);
+  memcpy (x->old + x->n_old, v, n * sizeof *v);
+  x->n_old += n;
+  return true;
+}
 
 /* Everything that can refuse a reset while the container is untouched. */
 static int
@@ -264,7 +384,13 @@ reset_prepare (struct reset_run *x, brig_error *err)
   if (failed)
     return brig_error_set (err, 0, "container \"%s\": an earlier reset failed (%s); delete it",
                            c->id, failed);
+  /* A reset that was killed before its checks held left the tenancy
+   * resetting: this one repairs it (every step below runs anew). */
+  brig_tenancy_read (c->dirfd, &x->ten);
   r = brig_container_config (c, &x->cfg, err);
+  if (r < 0)
+    return r;
+  r = brig_reset_check_storage (x->cfg, err);
   if (r < 0)
     return r;
   p = x->cfg->process;
@@ -300,21 +426,23 @@ reset_prepare (struct reset_run *x, brig_error *err)
   if (r < 0)
     return r;
 
-  /* The namespaces to look for once everything is killed: the live init's,
-   * else what the last create or reset recorded, else a survivor's. None
-   * with a pid namespace of its own: ns.unused needs no scan then. */
+  /* The namespaces to look for once everything is killed: what the last
+   * create or reset recorded (the tenant's, also when a reset killed half
+   * way made another init since) and the live init's, else a survivor's.
+   * None with a pid namespace of its own: ns.unused needs no scan then. */
   if (x->ns.new_flags & CLONE_NEWPID)
     return 0;
-  if (c->pidfd >= 0 && brig_reset_ns_of (c->st.pid, x->ns.new_flags, &x->old, &x->n_old) == 0)
+  brig_reset_ns_load (c->dirfd, &x->old, &x->n_old);
+  if (c->pidfd >= 0 && add_ns_of (x, c->st.pid))
     return 0;
-  if (brig_reset_ns_load (c->dirfd, &x->old, &x->n_old) == 0)
+  if (x->n_old > 0)
     return 0;
   {
     _cleanup_free_ pid_t *pids = NULL;
     size_t n = 0;
     if (brig_cgroup_pids (x->cg, &pids, &n, NULL) == 0)
       for (size_t i = 0; i < n; i++)
-        if (brig_reset_ns_of (pids[i], x->ns.new_flags, &x->old, &x->n_old) == 0)
+        if (add_ns_of (x, pids[i]))
           return 0;
   }
   return 0;
@@ -332,6 +460,50 @@ reset_run_clear (struct reset_run *x)
   oci_config_free (x->cfg);
 }
 
+/* The mark, the kill and the checks of it (cgroup.empty, ns.unused). */
+static int
+reset_kill (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
+{
+  brig_container *c = x->c;
+  bool init_exited = false, listable = brig_cgroup_listable (x->cg), empty;
+  int r;
+
+  /* Durably, before anything is destroyed: until every check has held,
+   * start, exec and claim refuse the container, also when this reset is
+   * killed half way (a new generation: an exec that waited for the lock
+   * belongs to the tenant before). */
+  r = brig_tenancy_write (c->dirfd, x->ten.gen + 1, BRIG_TENANCY_RESETTING, err);
+  if (r < 0)
+    return r;
+  empty = kill_everything (c, x->cg, &init_exited);
+  reset_check_add (rep, "cgroup.empty", listable && empty,
+                   xstrdup (!listable ? "not checked: the cgroup's directories are not known"
+                            : "processes left in the cgroup after SIGKILL (10 s)"));
+  /* The old init's pidfd has served: the new init must not inherit it. */
+  if (c->pidfd >= 0)
+    {
+      close (c->pidfd);
+      c->pidfd = -1;
+    }
+  /* With a pid namespace of its own, the kernel killed every process in
+   * it (and in the pid namespaces below it) before its init counted as
+   * exited, also those that had left the cgroup: no tenant process can be
+   * outside it, so no scan is needed, but the init's exit must be seen.
+   * Without one, a tenant that moved itself out of the cgroup keeps the
+   * old namespaces: scan for them. */
+  if (x->ns.new_flags & CLONE_NEWPID)
+    reset_check_add (rep, "ns.unused", init_exited,
+                     xasprintf ("the old init (pid %d) did not exit after SIGKILL (10 s): its "
+                                "pid namespace may still hold processes", (int) x->old_pid));
+  else if (x->n_old > 0)
+    check_old_namespaces (x->old, x->n_old, rep);
+  else
+    reset_check_add (rep, "ns.unused", false,
+                     xstrdup ("the old init's namespaces are unknown (it exited before the "
+                              "reset; opt in with run.brig.reset=true to record them)"));
+  return 0;
+}
+
 /* From the kill on: whatever fails, the container ends unusable. */
 static int
 reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
@@ -339,31 +511,13 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
   brig_container *c = x->c;
   struct brig_respawn *rs = &x->rs;
   _cleanup_free_ char *why = NULL;
+  double t0 = mono_ms ();
   int r;
 
-  double t0 = mono_ms ();
-  reset_check_add (rep, "cgroup.empty", kill_everything (c, x->cg),
-                   xstrdup ("processes left in the cgroup after SIGKILL (10 s)"));
-  /* The old init's pidfd has served: the new init must not inherit it. */
-  if (c->pidfd >= 0)
-    {
-      close (c->pidfd);
-      c->pidfd = -1;
-    }
+  r = reset_kill (x, rep, err);
+  if (r < 0)
+    return r;
   brig_debug ("reset: kill %.3f ms", mono_ms () - t0);
-  /* With a pid namespace of its own, the kernel killed every process in
-   * it (and in the pid namespaces below it) before its init counted as
-   * exited, also those that had left the cgroup: no tenant process can be
-   * outside it, so no scan is needed. Without one, a tenant that moved
-   * itself out of the cgroup keeps the old namespaces: scan for them. */
-  if (x->ns.new_flags & CLONE_NEWPID)
-    reset_check_add (rep, "ns.unused", true, NULL);
-  else if (x->n_old > 0)
-    check_old_namespaces (x->old, x->n_old, rep);
-  else
-    reset_check_add (rep, "ns.unused", false,
-                     xstrdup ("the old init's namespaces are unknown (it exited before the "
-                              "reset; opt in with run.brig.reset=true to record them)"));
   if (!rep->ok)
     {
       why = failed_names (rep);
@@ -411,8 +565,8 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     _cleanup_close_ int nsfd = openat (c->dirfd, BRIG_RESET_NETNS, O_RDONLY | O_CLOEXEC);
     int e = errno;
     _cleanup_free_ char *why_not = NULL;
-    if (nsfd >= 0 && brig_reset_netns_reusable (x->cfg, &x->ns)
-        && pinned_netns_clean (nsfd, &why_not))
+    if (nsfd >= 0 && brig_reset_netns_reusable (x->cfg, &x->ns, c->dirfd)
+        && pinned_netns_clean (c->dirfd, nsfd, &why_not))
       rs->netns_fd = x->netns_fd = brig_steal_fd (nsfd);
     else if (nsfd >= 0 || e != ENOENT)
       unpin_netns (c->dirfd);
@@ -441,32 +595,34 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
     reset_verify_init (x->cfg, mine, rs->pid, c->dirfd, x->cg, x->old_pid, x->old_start, rep);
   }
   brig_debug ("reset: verify %.3f ms", mono_ms () - t0);
-  if (!rep->ok)
+  if (rep->ok)
     {
-      int pidfd = (int) syscall (SYS_pidfd_open, rs->pid, 0);
-      if (pidfd >= 0)
-        {
-          struct pollfd p = { .fd = pidfd, .events = POLLIN };
-          syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-          while (poll (&p, 1, 10000) < 0 && errno == EINTR)
-            ;
-          close (pidfd);
-        }
-      why = failed_names (rep);
-      return mark_failed (c, why, err);
+      /* A fresh start: what the execs of the old tenancy were given
+       * counted for this reset's decisions and is forgotten. For the next
+       * reset: the namespaces of this init, and its network namespace
+       * pinned when the config opted in. Then the new tenancy. */
+      brig_exec_grants_clear (c->dirfd);
+      brig_reset_pin (c->dirfd, x->cfg, &x->ns, rs->pid, x->opt_in);
+      r = brig_tenancy_write (c->dirfd, x->ten.gen + 1,
+                              (x->flags & BRIG_RESET_VACATE) || x->ten.state == BRIG_TENANCY_VACANT
+                              ? BRIG_TENANCY_VACANT : BRIG_TENANCY_TENANT, err);
+      if (r == 0)
+        return 0;
+      why = xstrdup (err->msg ? err->msg : "the new tenancy could not be recorded");
+      brig_error_clear (err);
     }
-  /* For the next reset: the namespaces of this init, and its network
-   * namespace pinned when the config opted in. */
-  brig_reset_pin (c->dirfd, x->cfg, &x->ns, rs->pid, x->opt_in);
-  return 0;
+  kill_new_init (rs->pid);
+  if (why == NULL)
+    why = failed_names (rep);
+  return mark_failed (c, why, err);
 }
 
 int
-brig_container_reset (const struct brig_context *ctx, const char *id,
+brig_container_reset (const struct brig_context *ctx, const char *id, unsigned flags,
                       struct brig_reset_report *rep, brig_error *err)
 {
   _cleanup_container_ brig_container *c = NULL;
-  struct reset_run x = { .ctx = ctx, .netns_fd = -1 };
+  struct reset_run x = { .ctx = ctx, .netns_fd = -1, .flags = flags };
   int r;
 
   memset (rep, 0, sizeof *rep);

@@ -19,6 +19,9 @@
  * /proc/PID/ns/net on a file) and the namespaces of the current init. */
 #define BRIG_RESET_NETNS "netns"
 #define BRIG_RESET_NSREC "reset.ns"
+/* In the state directory: the pinned network namespace's description
+ * (reset_netns_describe) taken when it was fresh. */
+#define BRIG_RESET_NETNS_FRESH "netns.fresh"
 /* The bound on memory usage right after a reset (the new init and the
  * kernel objects of its namespaces). */
 #define BRIG_RESET_MEMORY_BOUND (UINT64_C (16) << 20)
@@ -63,8 +66,11 @@ struct reset_ns {
 int brig_reset_opt_in (const oci_map *a, bool *want, brig_error *err);
 
 /* Whether a network namespace brig made for this config can be reused by
- * a reset: the tenant could not change it (docs/sandbox.md "Reset"). */
-bool brig_reset_netns_reusable (const oci_config *cfg, const struct brig_ns_plan *ns);
+ * a reset: the tenant could not change it (docs/sandbox.md "Reset").
+ * grants: the state directory whose exec grants count too (tenancy.h), or
+ * -1 for none (create, and a reset after it cleared them). */
+bool brig_reset_netns_reusable (const oci_config *cfg, const struct brig_ns_plan *ns,
+                                int grants);
 
 /* After the init exists (create, and reset for the new init): record the
  * namespaces brig made for it (ns->new_flags) and, with pin_netns and when
@@ -98,6 +104,14 @@ int reset_flowlabels (size_t *count);
  * interfaces' in /proc/net/dev, the SNMP ones in snmp, netstat, snmp6):
  * *detail names the first that is not 0 (NULL: none moved); 0 or -errno. */
 int reset_netns_counters (char **detail);
+
+/* The configuration of the calling thread's network namespace, one
+ * sorted line per object (reset_netstate.c; malloc'd); 0 or -errno. */
+int reset_netns_describe (char **text);
+
+/* The first line fresh and now do not share, described (malloc'd), or
+ * NULL when they are the same. */
+char *reset_netns_diff (const char *fresh, const char *now);
 
 /* Every check of a new init pid (after the respawn): mounts, layer,
  * tmpfs, ipc, mqueue, sockets, uts, rlimits, seccomp, usage. new_flags:

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "sandbox/reset_internal.h"
+#include "tenancy.h"
 #include "utils.h"
 
 int
@@ -70,8 +71,11 @@ paths_have (char **v, size_t n, const char *path)
   return false;
 }
 
+/* What lets a process change its network namespace. */
+static const char *const net_caps[] = { "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_SYS_ADMIN" };
+
 bool
-brig_reset_netns_reusable (const oci_config *cfg, const struct brig_ns_plan *ns)
+brig_reset_netns_reusable (const oci_config *cfg, const struct brig_ns_plan *ns, int grants)
 {
   const oci_linux *lx = cfg->linux;
   const oci_process *p = cfg->process;
@@ -85,11 +89,12 @@ brig_reset_netns_reusable (const oci_config *cfg, const struct brig_ns_plan *ns)
   if ((ns->new_flags & CLONE_NEWUSER) || ns->join_fd[BRIG_NS_USER] >= 0)
     return false;
   /* Interfaces, addresses, routes, firewall, raw packets: all need one of
-   * these, which without a user namespace are the host's. */
-  if (p && (caps_any (p->capabilities, "CAP_NET_ADMIN")
-            || caps_any (p->capabilities, "CAP_NET_RAW")
-            || caps_any (p->capabilities, "CAP_SYS_ADMIN")))
-    return false;
+   * these, which without a user namespace are the host's; given by the
+   * config, or to any exec of the tenancy (--cap, --process). */
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (net_caps); i++)
+    if ((p && caps_any (p->capabilities, net_caps[i]))
+        || (grants >= 0 && brig_exec_grants_have (grants, net_caps[i])))
+      return false;
   /* What wires interfaces in before the process runs would do so again. */
   if (lx && lx->net_devices_len > 0)
     return false;
@@ -173,6 +178,34 @@ brig_reset_ns_load (int dirfd, struct reset_ns **out, size_t *n)
   return 0;
 }
 
+/* The description of the new namespace of pid (the init waiting for
+ * start: no tenant code has run in it) for reset's comparison. Without
+ * it the namespace is never reused. */
+static void
+describe_fresh (int dirfd, pid_t pid)
+{
+  char p[64];
+  _cleanup_close_ int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), ns = -1;
+  _cleanup_free_ char *text = NULL;
+  int r = -EBADF;
+
+  snprintf (p, sizeof p, "/proc/%d/ns/net", (int) pid);
+  ns = open (p, O_RDONLY | O_CLOEXEC);
+  if (self >= 0 && ns >= 0 && setns (ns, CLONE_NEWNET) == 0)
+    {
+      r = reset_netns_describe (&text);
+      if (setns (self, CLONE_NEWNET) < 0)
+        {
+          /* brig must not go on in the container's namespace */
+          brig_warn ("reset: return to brig's network namespace: %s", strerror (errno));
+          abort ();
+        }
+    }
+  if (r < 0 || brig_write_file_atomic (dirfd, BRIG_RESET_NETNS_FRESH, text, strlen (text), 0600,
+                                       NULL) < 0)
+    brig_debug ("reset: describe the pinned network namespace: %s", strerror (-r));
+}
+
 void
 brig_reset_pin (int dirfd, const oci_config *cfg, const struct brig_ns_plan *ns, pid_t pid,
                 bool pin_netns)
@@ -193,7 +226,7 @@ brig_reset_pin (int dirfd, const oci_config *cfg, const struct brig_ns_plan *ns,
       if (brig_write_file_atomic (dirfd, BRIG_RESET_NSREC, text, len, 0600, NULL) < 0)
         brig_debug ("reset: cannot record the init's namespaces");
     }
-  if (!pin_netns || !brig_reset_netns_reusable (cfg, ns)
+  if (!pin_netns || !brig_reset_netns_reusable (cfg, ns, -1)
       || faccessat (dirfd, BRIG_RESET_NETNS, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return;
   fd = openat (dirfd, BRIG_RESET_NETNS, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -210,5 +243,7 @@ brig_reset_pin (int dirfd, const oci_config *cfg, const struct brig_ns_plan *ns,
       /* rootless, or a read-only state root: reset makes a new one */
       brig_debug ("reset: pin the network namespace: %s", strerror (errno));
       unlinkat (dirfd, BRIG_RESET_NETNS, 0);
+      return;
     }
+  describe_fresh (dirfd, pid);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ note (char **list, size_t *n, const char *what)
 /* The namespace's own socket counters (sockstat, sockstat6): "sockets:
  * used", every "inuse" and TCP's "tw". True when all are 0. Cheap, where
  * /proc/net/tcp walks the host's whole connection hash table (5 ms here). */
-static bool
+static int
 sockstat_empty (const char *dir)
 {
   static const char *const files[] = { "sockstat", "sockstat6" };
@@ -67,20 +68,23 @@ sockstat_empty (const char *dir)
       _cleanup_free_ char *path = xasprintf ("%s/%s", dir, files[i]), *text = NULL;
       char *save = NULL;
       bool want = false;
-      if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) < 0)
-        {
-          if (i == 1)
-            continue;   /* no IPv6 */
-          return false;
-        }
+      size_t counted = 0;
+      int r = brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL);
+      if (r == -ENOENT && i == 1)
+        continue;   /* no IPv6 */
+      if (r < 0)
+        return r;   /* not looked at: never "empty" */
       for (char *w = strtok_r (text, " \n", &save); w; w = strtok_r (NULL, " \n", &save))
         {
           if (want && strcmp (w, "0") != 0)
-            return false;
+            return 0;
+          counted += want;
           want = strcmp (w, "used") == 0 || strcmp (w, "inuse") == 0 || strcmp (w, "tw") == 0;
         }
+      if (counted == 0)
+        return -EBADMSG;   /* a file without the counters is not an empty one */
     }
-  return true;
+  return 1;
 }
 
 int
@@ -90,9 +94,12 @@ reset_sockets (const char *dir, char **detail)
                                        "packet" };
   size_t n = 0;
 
+  int r;
+
   *detail = NULL;
-  if (sockstat_empty (dir))
-    return 0;
+  r = sockstat_empty (dir);
+  if (r != 0)
+    return r < 0 ? r : 0;
   /* Something is there: say what, from the per-protocol tables. */
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (files); i++)
     {
@@ -152,18 +159,19 @@ under (const char *path, const char *dir)
   return strncmp (path, dir, l) == 0 && path[l] == '/';
 }
 
-/* The mount points the config asks for (and the device nodes brig binds
- * under /dev): a mount anywhere else in the new namespace came from the
- * host, e.g. propagated there by the previous tenant. */
-static bool
-mount_expected (const oci_config *cfg, const char *mp)
+/* How many mounts the config makes at mount point mp (the root, its
+ * mounts, masked and read-only paths, the device nodes brig binds under
+ * /dev): a mount anywhere else, or one more on top of them, came from the
+ * host, e.g. propagated there by the previous tenant. SIZE_MAX: any
+ * number (below a cgroup mount: one per v1 hierarchy). */
+static size_t
+mounts_expected (const oci_config *cfg, const char *mp)
 {
   static const char *const dev[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
                                      "/dev/urandom", "/dev/tty", "/dev/console" };
   const oci_linux *lx = cfg->linux;
+  size_t n = strcmp (mp, "/") == 0;
 
-  if (strcmp (mp, "/") == 0)
-    return true;
   for (size_t i = 0; i < cfg->mounts_len; i++)
     {
       _cleanup_free_ char *d = cfg->mounts[i].destination
@@ -172,24 +180,39 @@ mount_expected (const oci_config *cfg, const char *mp)
       if (d == NULL)
         continue;
       if (strcmp (mp, d) == 0)
-        return true;
+        n++;
       /* a v1 cgroup mount is one mount per hierarchy below it */
       if ((strcmp (type, "cgroup") == 0 || strcmp (type, "cgroup2") == 0) && under (mp, d))
-        return true;
+        return SIZE_MAX;
     }
   for (size_t i = 0; lx && i < lx->masked_paths_len; i++)
-    if (strcmp (mp, lx->masked_paths[i]) == 0)
-      return true;
+    n += strcmp (mp, lx->masked_paths[i]) == 0;
   for (size_t i = 0; lx && i < lx->readonly_paths_len; i++)
-    if (strcmp (mp, lx->readonly_paths[i]) == 0)
-      return true;
+    n += strcmp (mp, lx->readonly_paths[i]) == 0;
   for (size_t i = 0; lx && i < lx->devices_len; i++)
-    if (lx->devices[i].path && strcmp (mp, lx->devices[i].path) == 0)
-      return true;
+    n += lx->devices[i].path && strcmp (mp, lx->devices[i].path) == 0;
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (dev); i++)
-    if (strcmp (mp, dev[i]) == 0)
-      return true;
-  return false;
+    n += strcmp (mp, dev[i]) == 0;
+  return n;
+}
+
+/* The mount points seen so far and how often. */
+struct seen {
+  char **mp;
+  size_t *count, n;
+};
+
+static size_t
+seen_add (struct seen *s, const char *mp)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp (s->mp[i], mp) == 0)
+      return ++s->count[i];
+  s->mp = xrealloc (s->mp, (s->n + 1) * sizeof *s->mp);
+  s->count = xrealloc (s->count, (s->n + 1) * sizeof *s->count);
+  s->mp[s->n] = xstrdup (mp);
+  s->count[s->n++] = 1;
+  return 1;
 }
 
 static void
@@ -198,7 +221,8 @@ check_mounts (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
   _cleanup_free_ char *path = xasprintf ("/proc/%d/mountinfo", (int) pid);
   _cleanup_fclose_ FILE *f = fopen (path, "re");
   char *line = NULL, *extra = NULL;
-  size_t cap = 0, n = 0;
+  size_t cap = 0, n = 0, lines = 0;
+  struct seen seen = { NULL, NULL, 0 };
 
   if (f == NULL)
     {
@@ -208,14 +232,31 @@ check_mounts (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
   while (getline (&line, &cap, f) > 0)
     {
       char mp[4096];
+      size_t want;
+      lines++;
       /* id parent major:minor root mountpoint ... */
       if (sscanf (line, "%*s %*s %*s %*s %4095s", mp) != 1)
-        continue;
+        {
+          note (&extra, &n, "a line that cannot be read");
+          continue;
+        }
       unescape (mp);
-      if (!mount_expected (cfg, mp))
-        note (&extra, &n, mp);
+      want = mounts_expected (cfg, mp);
+      if (want != SIZE_MAX && seen_add (&seen, mp) > want)
+        {
+          char *w = want ? xasprintf ("%s (one more on top)", mp) : xstrdup (mp);
+          note (&extra, &n, w);
+          free (w);
+        }
     }
   free (line);
+  for (size_t i = 0; i < seen.n; i++)
+    free (seen.mp[i]);
+  free (seen.mp);
+  free (seen.count);
+  /* not even the root: nothing was looked at */
+  if (lines == 0)
+    note (&extra, &n, "no mount at all listed");
   reset_check_add (rep, "mounts.exact", n == 0,
                    extra ? xasprintf ("mounts the config does not ask for: %s", extra) : NULL);
   free (extra);
@@ -252,7 +293,8 @@ check_writable (const oci_config *cfg, pid_t pid, int dirfd, struct brig_reset_r
 
   if (rootfd < 0)
     {
-      reset_check_add (rep, "tmpfs.empty", false, xasprintf ("%s: %s", rootp, strerror (errno)));
+      reset_check_add (rep, "tmpfs.empty", false, xasprintf ("not checked: %s: %s", rootp,
+                                                             strerror (errno)));
       return;
     }
   if (brig_ephemeral_parse (cfg, &e, NULL) == 0 && e.mode == BRIG_EPHEMERAL_TMPFS)
@@ -266,12 +308,16 @@ check_writable (const oci_config *cfg, pid_t pid, int dirfd, struct brig_reset_r
       for (size_t i = 0; i < cfg->mounts_len; i++)
         for (const char *c = cfg->mounts[i].destination; c && *c; c++)
           bound += *c == '/' && c[1] != '/' && c[1] != '\0';
-      bool ok = fstatfs (rootfd, &sf) == 0 && sf.f_blocks - sf.f_bfree == 0
-                && sf.f_files - sf.f_ffree <= bound;
-      reset_check_add (rep, "rootfs.layer", ok,
-                       xasprintf ("the tmpfs layer holds %llu blocks and %llu inodes (bound %llu)",
-                                  (unsigned long long) (sf.f_blocks - sf.f_bfree),
-                                  (unsigned long long) (sf.f_files - sf.f_ffree), bound));
+      if (fstatfs (rootfd, &sf) < 0)
+        reset_check_add (rep, "rootfs.layer", false,
+                         xasprintf ("not checked: statfs of the new root: %s", strerror (errno)));
+      else
+        reset_check_add (rep, "rootfs.layer", sf.f_blocks - sf.f_bfree == 0
+                         && sf.f_files - sf.f_ffree <= bound,
+                         xasprintf ("the tmpfs layer holds %llu blocks and %llu inodes "
+                                    "(bound %llu)",
+                                    (unsigned long long) (sf.f_blocks - sf.f_bfree),
+                                    (unsigned long long) (sf.f_files - sf.f_ffree), bound));
     }
   else if (e.mode == BRIG_EPHEMERAL_DISK)
     {
@@ -279,7 +325,7 @@ check_writable (const oci_config *cfg, pid_t pid, int dirfd, struct brig_reset_r
                        | O_NOFOLLOW);
       int r = fd < 0 ? -errno : dir_entries (fd, &found, &n);
       reset_check_add (rep, "rootfs.layer", r == 0 && n == 0,
-                       r < 0 ? xasprintf ("the disk layer: %s", strerror (-r))
+                       r < 0 ? xasprintf ("not checked: the disk layer: %s", strerror (-r))
                        : xasprintf ("the disk layer holds: %s", found ? found : ""));
       free (found);
       found = NULL;
@@ -299,7 +345,9 @@ check_writable (const oci_config *cfg, pid_t pid, int dirfd, struct brig_reset_r
       fd = brig_path_open_in_root (rootfd, d, O_RDONLY | O_DIRECTORY);
       if (fd < 0 || dir_entries (fd, &here, &k) < 0)
         {
-          note (&found, &n, d);
+          char *w = xasprintf ("%s not checked (cannot list it)", d);
+          note (&found, &n, w);
+          free (w);
           continue;
         }
       if (k > 0)
@@ -320,6 +368,8 @@ struct ns_probe {
   int shm, sem, msg, mq;
 };
 
+/* Rows of a /proc table after its header; -1 when it cannot be read (or
+ * has no header): not looked at. */
 static int
 count_lines (const char *path)
 {
@@ -327,11 +377,11 @@ count_lines (const char *path)
   char line[512];
   int n = -1;   /* the header */
   if (f == NULL)
-    return 0;
+    return -1;
   while (fgets (line, sizeof line, f))
     n++;
   fclose (f);
-  return n < 0 ? 0 : n;
+  return n;
 }
 
 /* The entries of an mqueue directory (dfd, taken; -1 on error). */
@@ -378,25 +428,28 @@ count_mqueues (void)
   return count_queues (dfd);
 }
 
-/* The same through the config's own mqueue mount, when it has one: the
- * new init mounted it after it unshared its ipc namespace, in a mount
+/* The same through the config's own mqueue mounts, when it has any: the
+ * new init mounted them after it unshared its ipc namespace, in a mount
  * namespace no tenant code has run in (mounts.exact checks what is
  * there), and an mqueue mount made in an ipc namespace is that
- * namespace's one instance. Saves making a detached mount, whose last
- * close waits for an expedited RCU grace period (0.1-4 ms on the test
- * VM). -2: the config mounts none. */
+ * namespace's one instance. Every one is listed, as the next tenant would
+ * see it at its path (something else there, not mqueue, is not looked at
+ * and fails). Saves making a detached mount, whose last close waits for
+ * an expedited RCU grace period (0.1-4 ms on the test VM). -2: the config
+ * mounts none. */
 static int
 count_mqueues_mounted (const oci_config *cfg, pid_t pid)
 {
   char root[64];
   _cleanup_close_ int rootfd = -1;
+  int total = -2;
 
   for (size_t i = 0; i < cfg->mounts_len; i++)
     {
       const oci_mount *m = &cfg->mounts[i];
       _cleanup_free_ char *d = NULL;
       struct statfs sf;
-      int fd;
+      int fd, n;
       if (m->type == NULL || strcmp (m->type, "mqueue") != 0 || m->destination == NULL)
         continue;
       snprintf (root, sizeof root, "/proc/%d/root", (int) pid);
@@ -411,9 +464,12 @@ count_mqueues_mounted (const oci_config *cfg, pid_t pid)
           close (fd);
           return -1;
         }
-      return count_queues (fd);
+      n = count_queues (fd);
+      if (n < 0)
+        return -1;
+      total = (total < 0 ? 0 : total) + n;
     }
-  return -2;
+  return total;
 }
 
 /* What a thread that joined the new init's uts and ipc namespaces sees:
@@ -493,17 +549,19 @@ check_uts_ipc (const oci_config *cfg, unsigned long new_flags, pid_t pid,
                        && strcmp (p->domain, want_d) == 0,
                        got && p->uts_ok ? xasprintf ("hostname \"%s\", domainname \"%s\"",
                                                      p->host, p->domain)
-                       : xstrdup ("cannot join the uts namespace"));
+                       : xstrdup ("not checked: cannot join the uts namespace"));
     }
   if (new_flags & CLONE_NEWIPC)
     {
       reset_check_add (rep, "ipc.empty", got && p->ipc_ok && p->shm == 0 && p->sem == 0
                        && p->msg == 0,
-                       got && p->ipc_ok ? xasprintf ("%d shm, %d sem, %d msg", p->shm, p->sem,
-                                                     p->msg)
-                       : xstrdup ("cannot join the ipc namespace"));
+                       !(got && p->ipc_ok) ? xstrdup ("not checked: cannot join the ipc namespace")
+                       : p->shm < 0 || p->sem < 0 || p->msg < 0
+                       ? xstrdup ("not checked: cannot read /proc/sysvipc")
+                       : xasprintf ("%d shm, %d sem, %d msg", p->shm, p->sem, p->msg));
       reset_check_add (rep, "mqueue.empty", got && p->ipc_ok && p->mq == 0,
-                       p->mq < 0 ? xstrdup ("cannot list the POSIX message queues")
+                       !(got && p->ipc_ok) || p->mq < 0
+                       ? xstrdup ("not checked: cannot list the POSIX message queues")
                        : xasprintf ("%d POSIX message queues", p->mq));
     }
 }
@@ -515,7 +573,8 @@ check_sockets (pid_t pid, struct brig_reset_report *rep)
   char *detail = NULL;
   int r = reset_sockets (dir, &detail);
   if (r < 0)
-    return reset_check_add (rep, "net.sockets", false, xasprintf ("%s: %s", dir, strerror (-r)));
+    return reset_check_add (rep, "net.sockets", false, xasprintf ("not checked: %s: %s", dir,
+                                                                  strerror (-r)));
   reset_check_add (rep, "net.sockets", detail == NULL, detail);
 }
 
@@ -545,8 +604,12 @@ check_rlimits (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
   char *bad = NULL;
   size_t n = 0;
 
+  /* nothing to compare: the check does not apply */
+  if (p == NULL || p->rlimits_len == 0)
+    return;
   if (brig_read_file_at (AT_FDCWD, path, &text, NULL, NULL) < 0)
-    return reset_check_add (rep, "rlimits.config", false, xasprintf ("cannot read %s", path));
+    return reset_check_add (rep, "rlimits.config", false,
+                            xasprintf ("not checked: cannot read %s", path));
   for (size_t i = 0; p && i < p->rlimits_len; i++)
     for (size_t j = 0; j < BRIG_ARRAY_SIZE (limit_rows); j++)
       {
@@ -590,8 +653,9 @@ check_seccomp (const oci_config *cfg, pid_t pid, struct brig_reset_report *rep)
         filters = atoi (f + 17);
     }
   reset_check_add (rep, "seccomp.config", want ? mode == 2 && filters == 1 : mode == 0,
-                   xasprintf ("Seccomp: %d, Seccomp_filters: %d (%s)", mode, filters,
-                              want ? "want one filter" : "want none before start"));
+                   mode < 0 ? xasprintf ("not checked: no Seccomp line in %s", path)
+                   : xasprintf ("Seccomp: %d, Seccomp_filters: %d (%s)", mode, filters,
+                                want ? "want one filter" : "want none before start"));
 }
 
 /* pids.current is 1 (the new init) plus the zombies not reaped yet (dead
@@ -616,7 +680,7 @@ check_usage (brig_cgroup *cg, int dirfd, pid_t old_pid, unsigned long long old_s
    * 100 ms, then every 10 ms (a tenant's large address space takes a while
    * to tear down on a loaded machine). Live tasks of the old tenant are
    * cgroup.empty's and ns.unused's to find, not this check's. */
-  for (int i = 0; pids != UINT64_MAX && pids > 1 + zs.n && i < 150; i++)
+  for (int i = 0; pids < BRIG_CGROUP_UNREADABLE && pids > 1 + zs.n && i < 150; i++)
     {
       if (i > 0)
         nanosleep (&(struct timespec) { 0, (i < 50 ? 2 : 10) * 1000 * 1000 }, NULL);
@@ -624,11 +688,18 @@ check_usage (brig_cgroup *cg, int dirfd, pid_t old_pid, unsigned long long old_s
       brig_cgroup_usage (cg, &mem, &pids);
     }
   reset_zombies_save (dirfd, &zs);
-  if (pids != UINT64_MAX)
+  /* UINT64_MAX: the cgroup lacks the controller (the check does not
+   * apply); one it has but cannot be read is not checked, never ok. */
+  if (pids == BRIG_CGROUP_UNREADABLE)
+    reset_check_add (rep, "pids.usage", false, xstrdup ("not checked: pids.current cannot be read"));
+  else if (pids != UINT64_MAX)
     reset_check_add (rep, "pids.usage", pids <= 1 + zs.n,
                      xasprintf ("pids.current is %" PRIu64 ", want 1 (the new init) and %zu"
                                 " zombies not reaped yet", pids, zs.n));
-  if (mem != UINT64_MAX)
+  if (mem == BRIG_CGROUP_UNREADABLE)
+    reset_check_add (rep, "memory.usage", false, xstrdup ("not checked: the memory usage "
+                                                          "cannot be read"));
+  else if (mem != UINT64_MAX)
     reset_check_add (rep, "memory.usage", mem <= BRIG_RESET_MEMORY_BOUND,
                      xasprintf ("%" PRIu64 " bytes in use, bound %" PRIu64, mem,
                                 BRIG_RESET_MEMORY_BOUND));
@@ -649,5 +720,6 @@ reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, in
     check_sockets (pid, rep);
   check_rlimits (cfg, pid, rep);
   check_seccomp (cfg, pid, rep);
-  check_usage (cg, dirfd, old_pid, old_start, rep);
+  if (cg)
+    check_usage (cg, dirfd, old_pid, old_start, rep);
 }
