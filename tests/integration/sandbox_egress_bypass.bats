@@ -410,7 +410,8 @@ in_host() {
 
 @test "egress: reset starts the denial counters afresh" {
 	set_egress public
-	update_config '.annotations["run.brig.reset"] = "true"'
+	# reset refuses a writable root without an ephemeral layer
+	update_config '.annotations["run.brig.reset"] = "true" | .root.readonly = true'
 	set_args sh -c 'for i in 1 2 3; do net_probe tcp 169.254.169.254 80; done; sleep 60'
 	create_container rc
 	brig start rc
