@@ -27,6 +27,10 @@ struct brig_init_args {
   bool userns_via_sync;        /* it unshares the user ns: parent writes maps */
   bool fork_init;              /* fork the real init after unshare (pid ns) */
   bool new_userns;             /* running in a new user namespace */
+  bool made_userns;            /* ... one brig makes (not joined): set its
+                                  /proc/sys/user limits */
+  uid_t userns_owner;          /* the euid to unshare it with (userns_owner.h),
+                                  0: brig's own */
   bool hook_sync;              /* round trip for prestart/createRuntime hooks */
   bool netdev_sync;            /* round trip for linux.netDevices (netdev.h)
                                   when the init makes or joins its network
