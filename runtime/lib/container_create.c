@@ -104,6 +104,8 @@ create_fill_state (struct create_ctx *c)
     }
   if (c->egress)
     c->st.egress = brig_egress_state (c->egress, brig_cgroup_unified_dir (c->cg));
+  if (c->userns_auto)
+    c->st.userns = brig_userns_auto_state (&c->userns);
   if (c->ephemeral.mode != BRIG_EPHEMERAL_OFF)
     {
       _cleanup_free_ char *dir = xasprintf ("%s/%s", c->ctx->state_root, c->o->id);
@@ -313,6 +315,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1, -1, -1 },
     .stdio_fd = c->stdio_fd,
     .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
+    .rootfs_tree = -1,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   /* v1 hierarchies joined by the child itself, before the clone's fd */
@@ -365,9 +368,21 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       a.go_late = !(newf & CLONE_NEWUSER);
     }
 
+  /* run.brig.userns=auto: the rootfs as the container's range sees it */
+  if (c->userns_auto && (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS))
+    {
+      a.rootfs_tree = brig_userns_auto_rootfs_tree (c->rootfs, &c->userns, err);
+      if (a.rootfs_tree < 0)
+        {
+          brig_cgroup_self_close (c->cg, &a.cg_self);
+          return a.rootfs_tree;
+        }
+    }
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     {
       brig_cgroup_self_close (c->cg, &a.cg_self);
+      if (a.rootfs_tree >= 0)
+        close (a.rootfs_tree);
       return brig_error_errno (err, "socketpair");
     }
   c->sync_fd = sv[0];
@@ -393,6 +408,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     {
       leave_child_namespaces (&nsc);
       close (sv[1]);
+      if (a.rootfs_tree >= 0)
+        close (a.rootfs_tree);
       brig_cgroup_self_close (c->cg, &a.cg_self);
       return r;
     }
@@ -401,6 +418,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     {
       leave_child_namespaces (&nsc);
       close (sv[1]);
+      if (a.rootfs_tree >= 0)
+        close (a.rootfs_tree);
       brig_cgroup_self_close (c->cg, &a.cg_self);
       return r;
     }
@@ -409,6 +428,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   r = errno;
   leave_child_namespaces (&nsc);
   close (sv[1]);
+  if (a.rootfs_tree >= 0)
+    close (a.rootfs_tree);
   /* the child has its copies: it writes them before anything else */
   brig_cgroup_self_close (c->cg, &a.cg_self);
   if (c->child < 0)
@@ -622,6 +643,7 @@ create_ctx_free (struct create_ctx *c)
   if (c->record_fd >= 0)
     close (c->record_fd);
   free (c->ephemeral_dir);
+  brig_userns_auto_clear (&c->userns);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
@@ -692,6 +714,15 @@ create_common (struct create_ctx *c, brig_error *err)
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
     return r;
+  if (c->userns_auto)
+    {
+      /* recorded in the state directory: freed with it, by delete */
+      uint32_t base;
+      r = brig_userns_auto_alloc (c->ctx->state_root, c->o->id, c->dirfd, &base, err);
+      if (r < 0)
+        return r;
+      brig_userns_auto_apply (c->cfg, base, &c->userns);
+    }
   if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK)
     {
       r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);

@@ -45,6 +45,8 @@ struct brig_init_args {
   bool seccomp_early;
   const struct brig_ephemeral *ephemeral; /* run.brig.rootfs.ephemeral */
   const char *ephemeral_dir;   /* its disk layer's directory, or NULL */
+  int rootfs_tree;             /* run.brig.userns=auto: the idmapped rootfs
+                                  (brig_rootfs_opts.rootfs_tree), or -1 */
 };
 
 struct brig_container;

@@ -258,7 +258,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .console_fd = -1, .bundle = a->bundle,
                                  .cgroup_barrier = await_placement, .barrier_arg = s,
                                  .open_source = a->new_userns ? request_mount_source : NULL,
-                                 .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir };
+                                 .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir,
+                                 .rootfs_tree = a->rootfs_tree };
   _cleanup_close_ int rootfd = -1;
   int r;
 
@@ -295,6 +296,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     }
 
   r = rootfs_prepare (cfg, a->rootfs, &ro, err);
+  if (a->rootfs_tree >= 0)
+    close (brig_steal_fd (a->rootfs_tree));
   if (r == 0)
     r = await_placement (s, err);
   if (r < 0)
