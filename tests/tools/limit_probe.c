@@ -13,6 +13,7 @@
  *   limit_probe try    one of each, as any user would: prints "inotify ok",
  *                      "mqueue ok", "key ok", "pipe ok" or the error of the
  *                      one that fails, exits 1 when one does
+ *   limit_probe owner PATH   the host uid owning the user namespace PATH
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <linux/nsfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -164,6 +167,18 @@ main (int argc, char **argv)
     return hold ();
   if (argc == 2 && strcmp (argv[1], "try") == 0)
     return try_one_of_each ();
-  fprintf (stderr, "usage: limit_probe hold|try\n");
+  if (argc == 3 && strcmp (argv[1], "owner") == 0)
+    {
+      uid_t owner;
+      int fd = open (argv[2], O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || ioctl (fd, NS_GET_OWNER_UID, &owner) < 0)
+        {
+          perror (argv[2]);
+          return 1;
+        }
+      printf ("%u\n", (unsigned) owner);
+      return 0;
+    }
+  fprintf (stderr, "usage: limit_probe hold|try|owner PATH\n");
   return 2;
 }
