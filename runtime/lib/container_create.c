@@ -718,7 +718,8 @@ create_common (struct create_ctx *c, brig_error *err)
     {
       /* recorded in the state directory: freed with it, by delete */
       uint32_t base;
-      r = brig_userns_auto_alloc (c->ctx->state_root, c->o->id, c->dirfd, &base, err);
+      r = brig_userns_auto_alloc (&c->userns.from, c->ctx->state_root, c->o->id, c->dirfd,
+                                  &base, err);
       if (r < 0)
         return r;
       brig_userns_auto_apply (c->cfg, base, &c->userns);

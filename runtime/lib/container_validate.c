@@ -311,7 +311,8 @@ create_validate_config (struct create_ctx *c, brig_error *err)
     return r;
   if (cfg->annotations
       && (r = brig_userns_auto_parse (cfg, (c->ns.new_flags & CLONE_NEWUSER) != 0, c->rootless,
-                                      &c->userns_auto, err)) < 0)
+                                      c->ctx->userns_range, &c->userns_auto, &c->userns,
+                                      err)) < 0)
     return r;
   if (lx && lx->seccomp)
     {

@@ -162,3 +162,47 @@ userns_uid() {
 	assert_contains "$output" "run.brig.userns=auto: needs a new user namespace"
 	assert_no_leftovers
 }
+
+@test "userns auto: pool members each get their own range" {
+	local ids id u all=""
+	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true" | .root.readonly = false'
+	run brig pool fill p --bundle "$BUNDLE" --size 3
+	echo "$output"
+	[ "$status" -eq 0 ]
+	ids="$output"
+	for id in $ids; do
+		u="$(userns_uid "$id")"
+		[[ "$u" =~ ^[0-9]+$ ]]
+		[ "$(readlink "$REGISTRY/$u")" = "$(realpath "$ROOT")/$id" ]
+		all="$all $u"
+	done
+	[ "$(echo $all | tr ' ' '\n' | sort -u | wc -l)" -eq 3 ]
+	brig pool drain p
+	for u in $all; do [ ! -L "$REGISTRY/$u" ]; done
+}
+
+@test "userns auto: --userns-range sets the host range; bad ranges are refused by name, nothing left" {
+	# ranged_run ID RANGE: `brig --userns-range RANGE run -d ID`, its
+	# output in $BUNDLE/ID.err (the container must not hold bats's pipe)
+	ranged_run() {
+		brig --userns-range "$2" run -d "$1" </dev/null >"$BUNDLE/$1.out" 2>"$BUNDLE/$1.err"
+	}
+	# a range nobody else uses: the last 65536-aligned ids below 2^31
+	ranged_run r1 2147352576:1
+	[ "$(userns_uid r1)" = 2147352576 ]
+	[ "$(readlink "$REGISTRY/2147352576")" = "$(realpath "$ROOT")/r1" ]
+	# full: a second container of that one range is refused
+	set_cgroup_path r2
+	! ranged_run r2 2147352576:1 || false
+	assert_contains "$(cat "$BUNDLE/r2.err")" "are in use"
+	[ ! -e "$ROOT/r2" ]
+	brig delete -f r1
+	[ ! -L "$REGISTRY/2147352576" ]
+	local v
+	for v in 0:1 65537:1 2147418112:2 65536:0 x:1 65536 65536:1x 4294901760:1; do
+		! ranged_run r3 "$v" || false
+		echo "$v: $(cat "$BUNDLE/r3.err")"
+		assert_contains "$(cat "$BUNDLE/r3.err")" "--userns-range"
+	done
+	assert_no_leftovers
+}

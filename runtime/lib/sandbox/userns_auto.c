@@ -26,7 +26,8 @@
 #include "sandbox/userns_auto.h"
 #include "utils.h"
 
-#define NSLOTS ((BRIG_USERNS_END - BRIG_USERNS_FIRST) / BRIG_USERNS_SIZE)
+/* Every range lies below 2^31: brig refuses larger ids in mappings. */
+#define ID_END UINT64_C (0x80000000)
 
 static int
 check_maps (const oci_id_mapping *m, size_t n, const char *field, brig_error *err)
@@ -39,8 +40,34 @@ check_maps (const oci_id_mapping *m, size_t n, const char *field, brig_error *er
   return 0;
 }
 
+static int
+parse_range (const char *s, struct brig_userns_range *out, brig_error *err)
+{
+  unsigned long long first, count;
+  char *end;
+
+  *out = (struct brig_userns_range) { BRIG_USERNS_FIRST, BRIG_USERNS_COUNT };
+  if (s == NULL)
+    return 0;
+  errno = 0;
+  first = strtoull (s, &end, 10);
+  if (*s < '0' || *s > '9' || errno || *end != ':' || end[1] < '0' || end[1] > '9')
+    goto bad;
+  count = strtoull (end + 1, &end, 10);
+  if (errno || *end || first == 0 || first % BRIG_USERNS_SIZE || count == 0
+      || first >= ID_END || count > (ID_END - first) / BRIG_USERNS_SIZE)
+    goto bad;
+  *out = (struct brig_userns_range) { (uint32_t) first, (uint32_t) count };
+  return 0;
+bad:
+  return brig_error_set (err, EINVAL, "--userns-range \"%s\": not FIRST:COUNT, FIRST a "
+                         "non-zero multiple of 65536 and COUNT ranges of 65536 ending at or "
+                         "below 2147483648", s);
+}
+
 int
-brig_userns_auto_parse (const oci_config *cfg, bool new_userns, bool rootless, bool *on,
+brig_userns_auto_parse (const oci_config *cfg, bool new_userns, bool rootless,
+                        const char *range, bool *on, struct brig_userns_auto *a,
                         brig_error *err)
 {
   const char *v = oci_map_get (cfg->annotations, BRIG_USERNS_KEY);
@@ -61,7 +88,8 @@ brig_userns_auto_parse (const oci_config *cfg, bool new_userns, bool rootless, b
     return brig_error_set (err, EINVAL, "annotations." BRIG_USERNS_KEY "=auto: needs brig to "
                            "run as root (an unprivileged user maps only its own ids)");
   if ((r = check_maps (lx->uid_mappings, lx->uid_mappings_len, "linux.uidMappings", err)) < 0
-      || (r = check_maps (lx->gid_mappings, lx->gid_mappings_len, "linux.gidMappings", err)) < 0)
+      || (r = check_maps (lx->gid_mappings, lx->gid_mappings_len, "linux.gidMappings", err)) < 0
+      || (r = parse_range (range, &a->from, err)) < 0)
     return r;
   *on = true;
   return 0;
@@ -88,21 +116,32 @@ open_registry (brig_error *err)
   return fd;
 }
 
-/* A registry name to its slot, or -1 for anything else. */
-static long
-slot_of (const char *name)
+/* A range's first id from a registry name or record ("N" or "N\n"), 0
+ * for anything that names none. */
+static uint32_t
+first_id (const char *s)
 {
   char *end;
   unsigned long v;
 
-  if (*name < '1' || *name > '9')
-    return -1;
+  if (*s < '1' || *s > '9')
+    return 0;
   errno = 0;
-  v = strtoul (name, &end, 10);
-  if (errno || *end || v < BRIG_USERNS_FIRST || v >= BRIG_USERNS_END
-      || (v - BRIG_USERNS_FIRST) % BRIG_USERNS_SIZE)
+  v = strtoul (s, &end, 10);
+  if (errno || (*end && strcmp (end, "\n") != 0) || v % BRIG_USERNS_SIZE || v >= ID_END)
+    return 0;
+  return (uint32_t) v;
+}
+
+/* A registry name to its slot in from, or -1 for anything else. */
+static long
+slot_of (const struct brig_userns_range *from, const char *name)
+{
+  uint32_t v = first_id (name);
+
+  if (v < from->first || (v - from->first) / BRIG_USERNS_SIZE >= from->count)
     return -1;
-  return (long) ((v - BRIG_USERNS_FIRST) / BRIG_USERNS_SIZE);
+  return (long) ((v - from->first) / BRIG_USERNS_SIZE);
 }
 
 /* The state directory a registry entry points to, as create wrote it. */
@@ -117,8 +156,6 @@ int
 brig_userns_auto_recorded (int dirfd, uint32_t *base)
 {
   char buf[16];
-  char *end;
-  unsigned long v;
   ssize_t n;
   int fd = openat (dirfd, BRIG_USERNS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -129,11 +166,8 @@ brig_userns_auto_recorded (int dirfd, uint32_t *base)
   if (n <= 0)
     return -EINVAL;
   buf[n] = '\0';
-  v = strtoul (buf, &end, 10);
-  if (*end != '\n' || v < BRIG_USERNS_FIRST || v >= BRIG_USERNS_END)
-    return -EINVAL;
-  *base = (uint32_t) v;
-  return 0;
+  *base = first_id (buf);
+  return *base ? 0 : -EINVAL;
 }
 
 /* Remove the registry entries whose container no longer records them (a
@@ -158,7 +192,7 @@ reclaim_stale (int reg)
       uint32_t base;
       int dir;
 
-      if (slot_of (de->d_name) < 0)
+      if (first_id (de->d_name) == 0)
         continue;
       n = readlinkat (reg, de->d_name, target, sizeof target - 1);
       if (n <= 0)
@@ -166,7 +200,7 @@ reclaim_stale (int reg)
       target[n] = '\0';
       dir = open (target, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (dir >= 0 && brig_userns_auto_recorded (dir, &base) == 0
-          && base == strtoul (de->d_name, NULL, 10))
+          && base == first_id (de->d_name))
         {
           close (dir);
           continue;
@@ -179,7 +213,7 @@ reclaim_stale (int reg)
 
 /* Mark the slots the registry holds. */
 static int
-scan_registry (int reg, unsigned char *used)
+scan_registry (const struct brig_userns_range *from, int reg, unsigned char *used)
 {
   _cleanup_closedir_ DIR *d = NULL;
   struct dirent *de;
@@ -192,10 +226,10 @@ scan_registry (int reg, unsigned char *used)
         close (fd);
       return -e;
     }
-  memset (used, 0, (NSLOTS + 7) / 8);
+  memset (used, 0, (from->count + 7) / 8);
   while ((de = readdir (d)) != NULL)
     {
-      long s = slot_of (de->d_name);
+      long s = slot_of (from, de->d_name);
       if (s >= 0)
         used[s / 8] |= (unsigned char) (1u << (s % 8));
     }
@@ -203,12 +237,12 @@ scan_registry (int reg, unsigned char *used)
 }
 
 static int
-take_lowest_free (int reg, int dirfd, const char *owner, unsigned char *used, uint32_t *base,
-                  brig_error *err)
+take_lowest_free (const struct brig_userns_range *from, int reg, int dirfd, const char *owner,
+                  unsigned char *used, uint32_t *base, brig_error *err)
 {
-  for (long s = 0; s < (long) NSLOTS; s++)
+  for (long s = 0; s < (long) from->count; s++)
     {
-      uint32_t b = BRIG_USERNS_FIRST + (uint32_t) s * BRIG_USERNS_SIZE;
+      uint32_t b = from->first + (uint32_t) s * BRIG_USERNS_SIZE;
       char name[16], rec[16];
       int n, r;
 
@@ -233,11 +267,11 @@ take_lowest_free (int reg, int dirfd, const char *owner, unsigned char *used, ui
 }
 
 int
-brig_userns_auto_alloc (const char *state_root, const char *id, int dirfd, uint32_t *base,
-                        brig_error *err)
+brig_userns_auto_alloc (const struct brig_userns_range *from, const char *state_root,
+                        const char *id, int dirfd, uint32_t *base, brig_error *err)
 {
   _cleanup_free_ char *owner = owner_path (state_root, id);
-  _cleanup_free_ unsigned char *used = xmalloc0 ((NSLOTS + 7) / 8);
+  _cleanup_free_ unsigned char *used = xmalloc0 ((from->count + 7) / 8);
   _cleanup_close_ int reg = -1;
   int r;
 
@@ -248,17 +282,17 @@ brig_userns_auto_alloc (const char *state_root, const char *id, int dirfd, uint3
     return reg;
   for (int pass = 0; pass < 2; pass++)
     {
-      if ((r = scan_registry (reg, used)) < 0)
+      if ((r = scan_registry (from, reg, used)) < 0)
         return brig_error_set (err, -r, "read %s", BRIG_USERNS_REGISTRY);
-      r = take_lowest_free (reg, dirfd, owner, used, base, err);
+      r = take_lowest_free (from, reg, dirfd, owner, used, base, err);
       if (r != -ENOSPC)
         return r;
       reclaim_stale (reg);
     }
   unlinkat (dirfd, BRIG_USERNS_FILE, 0);
   return brig_error_set (err, ENOSPC, "annotations." BRIG_USERNS_KEY "=auto: all %u id "
-                         "ranges of %u..%u are in use", (unsigned) NSLOTS, BRIG_USERNS_FIRST,
-                         BRIG_USERNS_END - 1);
+                         "ranges of %u ids from %u are in use", from->count, BRIG_USERNS_SIZE,
+                         from->first);
 }
 
 void

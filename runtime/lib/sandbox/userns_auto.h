@@ -26,14 +26,21 @@
  * delete needs to free it. */
 #define BRIG_USERNS_FILE "userns"
 #define BRIG_USERNS_SIZE UINT32_C (65536)
-/* Right after spec --sandbox's fixed range (0x70000000, 65536 ids), up to
- * systemd's foreign range (0x7ffe0000): 4093 ranges. */
+/* The default host range (--userns-range): right after spec --sandbox's
+ * fixed mapping (0x70000000, 65536 ids), up to systemd's foreign range
+ * (0x7ffe0000): 4093 ranges. */
 #define BRIG_USERNS_FIRST UINT32_C (0x70010000)
-#define BRIG_USERNS_END UINT32_C (0x7ffe0000)
+#define BRIG_USERNS_COUNT UINT32_C (4093)
+
+/* The host ids auto hands out: count ranges of 65536 from first. */
+struct brig_userns_range {
+  uint32_t first, count;
+};
 
 /* The container's ids as the config gave them (how its files are owned on
  * disk) against the range it runs in: the maps of the idmapped rootfs. */
 struct brig_userns_auto {
+  struct brig_userns_range from; /* the host range it comes from */
   uint32_t base;            /* first host id of the range */
   oci_id_mapping *uid, *gid;/* containerID: config's hostID; hostID: range's */
   size_t nuid, ngid;
@@ -41,14 +48,17 @@ struct brig_userns_auto {
 
 /* *on = the annotation says "auto"; anything else but absence is refused,
  * and so is auto without a new user namespace (new_userns), when rootless,
- * or with mappings beyond 65536 container ids. */
-int brig_userns_auto_parse (const oci_config *cfg, bool new_userns, bool rootless, bool *on,
+ * or with mappings beyond 65536 container ids. range: --userns-range
+ * ("FIRST:COUNT", FIRST a multiple of 65536, ending at or below 2^31) or
+ * NULL for the default, into a->from. */
+int brig_userns_auto_parse (const oci_config *cfg, bool new_userns, bool rootless,
+                            const char *range, bool *on, struct brig_userns_auto *a,
                             brig_error *err);
 
-/* Take the lowest free range for the container ID of state_root, whose
- * state directory is dirfd. */
-int brig_userns_auto_alloc (const char *state_root, const char *id, int dirfd, uint32_t *base,
-                            brig_error *err);
+/* Take the lowest free range of from for the container ID of state_root,
+ * whose state directory is dirfd. */
+int brig_userns_auto_alloc (const struct brig_userns_range *from, const char *state_root,
+                            const char *id, int dirfd, uint32_t *base, brig_error *err);
 
 /* The range recorded in the state directory: 0, or -ENOENT without one. */
 int brig_userns_auto_recorded (int dirfd, uint32_t *base);
