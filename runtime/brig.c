@@ -59,6 +59,8 @@ usage (FILE *out)
            "  --debug                log debug messages\n"
            "  --policy FILE          node policy create, run and exec must pass (default\n"
            "                         /etc/brig/policy.json when present; see 'brig check')\n"
+           "  --userns-range FIRST:COUNT  host ids run.brig.userns=auto hands out: COUNT ranges\n"
+           "                         of 65536 from FIRST (default 1879113728:4093)\n"
            "  --help, -h             show this help\n"
            "  --version, -v          print the version\n");
 }
@@ -116,7 +118,7 @@ int
 main (int argc, char **argv)
 {
   enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_SYSTEMD, OPT_ROOTLESS, OPT_DEBUG,
-         OPT_CRIU, OPT_POLICY };
+         OPT_CRIU, OPT_POLICY, OPT_USERNS_RANGE };
   static const struct option opts[] = {
     { "root", required_argument, NULL, OPT_ROOT },
     { "log", required_argument, NULL, OPT_LOG },
@@ -126,6 +128,7 @@ main (int argc, char **argv)
     { "debug", no_argument, NULL, OPT_DEBUG },
     { "criu", required_argument, NULL, OPT_CRIU },
     { "policy", required_argument, NULL, OPT_POLICY },
+    { "userns-range", required_argument, NULL, OPT_USERNS_RANGE },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'v' },
     { NULL, 0, NULL, 0 },
@@ -173,6 +176,7 @@ main (int argc, char **argv)
           break;
         case OPT_DEBUG: g.debug = true; break;
         case OPT_POLICY: g.policy = optarg; break;
+        case OPT_USERNS_RANGE: g.userns_range = optarg; break;
         case OPT_CRIU: break; /* accepted for runc compatibility; criu is found in $PATH */
         case 'h': usage (stdout); return 0;
         case 'v': cli_print_version (); return 0;

@@ -16,6 +16,7 @@ struct brig_globals {
   bool systemd_cgroup;         /* --systemd-cgroup */
   int rootless;                /* --rootless: -1 auto, 0 false, 1 true */
   const char *policy;          /* --policy FILE (sandbox/check.h) */
+  const char *userns_range;    /* --userns-range FIRST:COUNT (sandbox/userns_auto.h) */
 };
 
 /* Option parsing: like runc, which moves flags given after the container id

@@ -38,6 +38,7 @@ context_of (struct brig_globals *g, struct brig_context *ctx)
   *ctx = (struct brig_context) {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
     .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
+    .userns_range = g->userns_range,
   };
 }
 

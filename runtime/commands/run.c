@@ -31,6 +31,7 @@ cmd_run (struct brig_globals *g, int argc, char **argv)
   struct brig_context ctx = {
     .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
     .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
+    .userns_range = g->userns_range,
     /* As runc: sd_notify of the container reaches the caller's manager. */
     .notify_socket = getenv ("NOTIFY_SOCKET"),
   };

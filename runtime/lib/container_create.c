@@ -36,6 +36,7 @@
 #include "state.h"
 #include "sync.h"
 #include "terminal.h"
+#include "userns_owner.h"
 #include "utils.h"
 
 #ifndef CLONE_NEWTIME
@@ -103,6 +104,8 @@ create_fill_state (struct create_ctx *c)
     }
   if (c->egress)
     c->st.egress = brig_egress_state (c->egress, brig_cgroup_unified_dir (c->cg));
+  if (c->userns_auto)
+    c->st.userns = brig_userns_auto_state (&c->userns);
   if (c->ephemeral.mode != BRIG_EPHEMERAL_OFF)
     {
       _cleanup_free_ char *dir = xasprintf ("%s/%s", c->ctx->state_root, c->o->id);
@@ -261,6 +264,48 @@ leave_child_namespaces (struct ns_for_children *s)
       }
 }
 
+/* The clone of the init, with its fallbacks (CLONE_INTO_CGROUP refused,
+ * no clone3). A user namespace it makes is made with container root's
+ * host uid as euid, for that one call (userns_owner.h): brig is root again
+ * right after it; the child waits for its id maps with nothing of the host's
+ * but what it had (its capabilities are its new namespace's). errno is the
+ * clone's when c->child < 0. */
+static int
+clone_init (struct create_ctx *c, unsigned long long clone_flags, int *cgfd, bool *self,
+            struct brig_init_args *a, bool slow, brig_error *err)
+{
+  struct brig_userns_creator owner = { .active = false };
+  int r, e;
+
+  if ((clone_flags & CLONE_NEWUSER)
+      && (r = brig_userns_creator_enter (&owner, brig_userns_owner (c->cfg->linux), err)) < 0)
+    return r;
+  c->child = do_clone3 (clone_flags, *cgfd, &c->pidfd);
+  if (c->child < 0 && *cgfd >= 0)
+    {
+      /* CLONE_INTO_CGROUP refused (e.g. a threaded cgroup), or no clone3:
+       * join the cgroup after the clone, every hierarchy from here. */
+      *cgfd = -1;
+      *self = false;
+      brig_cgroup_self_close (c->cg, &a->cg_self);
+      if (c->ns.new_flags & CLONE_NEWCGROUP)
+        {
+          clone_flags &= ~(unsigned long long) CLONE_NEWCGROUP;
+          if (!slow)
+            a->unshare_flags |= CLONE_NEWCGROUP;
+        }
+      c->child = do_clone3 (clone_flags, *cgfd, &c->pidfd);
+    }
+  if (c->child < 0 && errno == ENOSYS)
+    c->child = do_clone_legacy (clone_flags, &c->pidfd);
+  if (c->child == 0)
+    return 0;
+  e = errno;
+  brig_userns_creator_leave (&owner);
+  errno = e;
+  return 0;
+}
+
 /* Clone the init and drive it until it is READY. */
 int
 create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err)
@@ -270,6 +315,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1, -1, -1 },
     .stdio_fd = c->stdio_fd,
     .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
+    .rootfs_tree = -1,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   /* v1 hierarchies joined by the child itself, before the clone's fd */
@@ -291,6 +337,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
         }
     }
   a.new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
+  a.made_userns = (newf & CLONE_NEWUSER) != 0;
   a.hook_sync = create_has_hooks (c->cfg->hooks);
   a.new_netns = (newf & CLONE_NEWNET) != 0;
   netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
@@ -304,6 +351,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       /* Joined namespaces first, with brig's rights, then new ones made
        * by the child so they belong to the right user namespace. */
       a.userns_via_sync = (newf & CLONE_NEWUSER) != 0;
+      a.userns_owner = a.userns_via_sync ? brig_userns_owner (c->cfg->linux) : 0;
       a.unshare_flags = newf & ~(unsigned long) CLONE_NEWUSER;
       a.fork_init = (newf & CLONE_NEWPID) != 0;
       /* the network namespace exists once the init has made or joined it */
@@ -320,9 +368,21 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       a.go_late = !(newf & CLONE_NEWUSER);
     }
 
+  /* run.brig.userns=auto: the rootfs as the container's range sees it */
+  if (c->userns_auto && (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS))
+    {
+      a.rootfs_tree = brig_userns_auto_rootfs_tree (c->rootfs, &c->userns, err);
+      if (a.rootfs_tree < 0)
+        {
+          brig_cgroup_self_close (c->cg, &a.cg_self);
+          return a.rootfs_tree;
+        }
+    }
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     {
       brig_cgroup_self_close (c->cg, &a.cg_self);
+      if (a.rootfs_tree >= 0)
+        close (a.rootfs_tree);
       return brig_error_errno (err, "socketpair");
     }
   c->sync_fd = sv[0];
@@ -348,32 +408,28 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     {
       leave_child_namespaces (&nsc);
       close (sv[1]);
+      if (a.rootfs_tree >= 0)
+        close (a.rootfs_tree);
       brig_cgroup_self_close (c->cg, &a.cg_self);
       return r;
     }
-  c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
-  if (c->child < 0 && cgfd >= 0)
+  r = clone_init (c, clone_flags, &cgfd, &self, &a, slow, err);
+  if (r < 0)
     {
-      /* CLONE_INTO_CGROUP refused (e.g. a threaded cgroup), or no clone3:
-       * join the cgroup after the clone, every hierarchy from here. */
-      cgfd = -1;
-      self = false;
+      leave_child_namespaces (&nsc);
+      close (sv[1]);
+      if (a.rootfs_tree >= 0)
+        close (a.rootfs_tree);
       brig_cgroup_self_close (c->cg, &a.cg_self);
-      if (newf & CLONE_NEWCGROUP)
-        {
-          clone_flags &= ~(unsigned long long) CLONE_NEWCGROUP;
-          if (!slow)
-            a.unshare_flags |= CLONE_NEWCGROUP;
-        }
-      c->child = do_clone3 (clone_flags, cgfd, &c->pidfd);
+      return r;
     }
-  if (c->child < 0 && errno == ENOSYS)
-    c->child = do_clone_legacy (clone_flags, &c->pidfd);
   if (c->child == 0)
     brig_init_main (&a);
   r = errno;
   leave_child_namespaces (&nsc);
   close (sv[1]);
+  if (a.rootfs_tree >= 0)
+    close (a.rootfs_tree);
   /* the child has its copies: it writes them before anything else */
   brig_cgroup_self_close (c->cg, &a.cg_self);
   if (c->child < 0)
@@ -587,6 +643,7 @@ create_ctx_free (struct create_ctx *c)
   if (c->record_fd >= 0)
     close (c->record_fd);
   free (c->ephemeral_dir);
+  brig_userns_auto_clear (&c->userns);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
@@ -653,6 +710,16 @@ create_common (struct create_ctx *c, brig_error *err)
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
     return r;
+  if (c->userns_auto)
+    {
+      /* recorded in the state directory: freed with it, by delete */
+      uint32_t base;
+      r = brig_userns_auto_alloc (&c->userns.from, c->ctx->state_root, c->o->id, c->dirfd,
+                                  &base, err);
+      if (r < 0)
+        return r;
+      brig_userns_auto_apply (c->cfg, base, &c->userns);
+    }
   if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK)
     {
       r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);

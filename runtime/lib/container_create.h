@@ -19,6 +19,7 @@
 #include "sandbox/check.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/userns_auto.h"
 #include "seccomp.h"
 #include "state.h"
 
@@ -59,6 +60,8 @@ struct create_ctx {
                                brig's, or -1 (reset: /dev/null) */
   bool reset;               /* brig reset: saved config, existing state and
                                cgroup (container_respawn.c) */
+  bool userns_auto;         /* run.brig.userns=auto (sandbox/userns_auto.h) */
+  struct brig_userns_auto userns; /* its range, once taken */
   int init_closes[2];       /* the caller's fds the init closes first, -1:
                                none (reset: brig's own network namespace and
                                the pinned one, held around the clone) */

@@ -27,6 +27,10 @@ struct brig_init_args {
   bool userns_via_sync;        /* it unshares the user ns: parent writes maps */
   bool fork_init;              /* fork the real init after unshare (pid ns) */
   bool new_userns;             /* running in a new user namespace */
+  bool made_userns;            /* ... one brig makes (not joined): set its
+                                  /proc/sys/user limits */
+  uid_t userns_owner;          /* the euid to unshare it with (userns_owner.h),
+                                  0: brig's own */
   bool hook_sync;              /* round trip for prestart/createRuntime hooks */
   bool netdev_sync;            /* round trip for linux.netDevices (netdev.h)
                                   when the init makes or joins its network
@@ -41,6 +45,8 @@ struct brig_init_args {
   bool seccomp_early;
   const struct brig_ephemeral *ephemeral; /* run.brig.rootfs.ephemeral */
   const char *ephemeral_dir;   /* its disk layer's directory, or NULL */
+  int rootfs_tree;             /* run.brig.userns=auto: the idmapped rootfs
+                                  (brig_rootfs_opts.rootfs_tree), or -1 */
 };
 
 struct brig_container;

@@ -84,7 +84,16 @@ brig_container_respawn_prepare (const struct brig_context *ctx, const char *id, 
    * namespace plan and the seccomp program (from the cache) again. The
    * egress policy is not parsed again: its programs stay attached to the
    * cgroup and its pinned addresses stay as create resolved them. */
-  return create_validate_config (c, err);
+  int r = create_validate_config (c, err);
+  if (r < 0 || !c->userns_auto)
+    return r;
+  /* run.brig.userns=auto: the range create took stays the container's */
+  uint32_t base;
+  if ((r = brig_userns_auto_recorded (c->dirfd, &base)) < 0)
+    return brig_error_set (err, -r, "annotations." BRIG_USERNS_KEY "=auto: no id range "
+                           "recorded in the state directory");
+  brig_userns_auto_apply (c->cfg, base, &c->userns);
+  return 0;
 }
 
 void

@@ -336,6 +336,11 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
   if (r < 0)
     return r;
+  if (cfg->annotations
+      && (r = brig_userns_auto_parse (cfg, (c->ns.new_flags & CLONE_NEWUSER) != 0, c->rootless,
+                                      c->ctx->userns_range, &c->userns_auto, &c->userns,
+                                      err)) < 0)
+    return r;
   if (lx && lx->seccomp)
     {
       _cleanup_free_ char *cache = brig_seccomp_cache_dir (c->ctx->state_root);

@@ -11,6 +11,8 @@ struct brig_context {
   bool debug;              /* --debug */
   const char *policy;      /* --policy FILE; NULL: /etc/brig/policy.json if present */
   const char *notify_socket; /* the caller's NOTIFY_SOCKET (notify.h), or NULL */
+  const char *userns_range; /* --userns-range FIRST:COUNT, NULL: the default
+                               (sandbox/userns_auto.h) */
 };
 
 #endif

@@ -17,6 +17,7 @@
 #include "criu.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/userns_auto.h"
 #include "log.h"
 #include "ocispec.h"
 #include "sandbox/check.h"
@@ -522,6 +523,10 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
     if (eph && strcmp (eph, "false") != 0)
       return brig_error_set (err, EOPNOTSUPP, BRIG_EPHEMERAL_KEY ": not supported by restore");
   }
+  /* criu makes the user namespace itself, as root, with the config's ids:
+   * not the range of its own the annotation promises */
+  if (oci_map_get (b->cfg->annotations, BRIG_USERNS_KEY))
+    return brig_error_set (err, EOPNOTSUPP, BRIG_USERNS_KEY ": not supported by restore");
   cgc = (struct brig_cgroup_config) {
     .id = o->id,
     .cgroups_path = b->cfg->linux ? b->cfg->linux->cgroups_path : NULL,

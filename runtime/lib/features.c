@@ -13,6 +13,7 @@
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/reset_internal.h"
+#include "sandbox/userns_auto.h"
 #include "utils.h"
 
 static char **
@@ -79,6 +80,7 @@ brig_features_build (oci_features **out, brig_error *err)
   oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
   oci_map_set (&f->annotations, BRIG_EGRESS_HOSTNET_KEY, "true|false");
   oci_map_set (&f->annotations, BRIG_EPHEMERAL_KEY, "true|false");
+  oci_map_set (&f->annotations, BRIG_USERNS_KEY, "auto");
   oci_map_set (&f->annotations, BRIG_EPHEMERAL_SIZE_KEY, "BYTES[k|m|g]|disk");
   oci_map_set (&f->annotations, BRIG_RESET_KEY, "true|false");
 

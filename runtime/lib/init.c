@@ -44,6 +44,7 @@
 #include "rootfs.h"
 #include "sync.h"
 #include "terminal.h"
+#include "userns_owner.h"
 #include "utils.h"
 
 struct init_state {
@@ -185,6 +186,12 @@ setup_namespaces (struct init_state *s, brig_error *err)
       }
   if (a->userns_via_sync)
     {
+      /* Owned by container root's host uid: its per-user counts are then
+       * not host root's (userns_owner.h). Nothing below needs the host's
+       * privilege: the namespaces to join are joined. */
+      r = brig_userns_creator_become (a->userns_owner, err);
+      if (r < 0)
+        return r;
       if (unshare (CLONE_NEWUSER) < 0)
         return brig_error_errno (err, "unshare user namespace");
       brig_sync_send (a->sync_fd, BRIG_SYNC_USERNS, 0, NULL, 0, -1);
@@ -214,6 +221,8 @@ setup_namespaces (struct init_state *s, brig_error *err)
       if (setresuid (0, 0, 0) < 0)
         return brig_error_errno (err, "setuid 0 in the user namespace");
       setgroups (0, NULL);
+      if (a->made_userns && (r = brig_userns_write_limits (err)) < 0)
+        return r;
     }
   return 0;
 }
@@ -249,7 +258,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .console_fd = -1, .bundle = a->bundle,
                                  .cgroup_barrier = await_placement, .barrier_arg = s,
                                  .open_source = a->new_userns ? request_mount_source : NULL,
-                                 .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir };
+                                 .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir,
+                                 .rootfs_tree = a->rootfs_tree };
   _cleanup_close_ int rootfd = -1;
   __attribute__ ((cleanup (brig_rootfs_procfs_clear))) struct brig_rootfs_procfs procfs
     = { NULL, NULL };
@@ -289,6 +299,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
     }
 
   r = rootfs_prepare (cfg, a->rootfs, &ro, err);
+  if (a->rootfs_tree >= 0)
+    close (brig_steal_fd (a->rootfs_tree));
   if (r == 0)
     r = await_placement (s, err);
   if (r < 0)

@@ -718,6 +718,18 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     }
   if ((prop & MS_SHARED || !(prop & MS_REC)) && (r = make_parent_private (c.rootfs, err)) < 0)
     goto out;
+  if (opts && opts->rootfs_tree >= 0)
+    {
+      /* run.brig.userns=auto: the files as the container's own range sees
+       * them, in place of the self-bind (and under the ephemeral layer) */
+      _cleanup_close_ int at = open (c.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (at < 0 || (r = brig_move_mount_to_fd (opts->rootfs_tree, at)) < 0)
+        {
+          r = brig_error_set (err, at < 0 ? errno : -r, "attach the idmapped rootfs on %s",
+                              c.rootfs);
+          goto out;
+        }
+    }
   if (opts && opts->ephemeral && opts->ephemeral->mode != BRIG_EPHEMERAL_OFF)
     {
       /* The overlay is the new root's mount, as the self-bind would be;
@@ -726,7 +738,8 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
       if (r < 0)
         goto out;
     }
-  else if (mount (c.rootfs, c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+  else if ((opts == NULL || opts->rootfs_tree < 0)
+           && mount (c.rootfs, c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
     {
       r = brig_error_errno (err, "bind mount the rootfs %s", c.rootfs);
       goto out;

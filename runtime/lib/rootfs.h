@@ -59,6 +59,9 @@ struct brig_rootfs_opts {
    * also make read-only or mask: the config's /proc paths below every other
    * procfs the mounts made (the caller clears it). */
   struct brig_rootfs_procfs *procfs_out;
+  /* >= 0: a detached tree of root.path the parent idmapped
+   * (run.brig.userns=auto), attached in place of the self-bind */
+  int rootfs_tree;
 };
 
 /* Check root, mounts (destinations, options, idmap requirements),
@@ -102,6 +105,11 @@ int rootfs_source_open (const oci_config *cfg, const char *bundle, pid_t pid, si
  * rootfs_source_open) for mounts[i], with its attributes, made in the mount
  * namespace of the init pid. Returns the mount fd or -errno. */
 int rootfs_idmap_tree (const oci_config *cfg, size_t i, int srcfd, pid_t pid, brig_error *err);
+
+/* A user namespace carrying these maps (for MOUNT_ATTR_IDMAP), as an fd;
+ * -errno with err set. */
+int brig_idmap_userns (const oci_id_mapping *u, size_t nu, const oci_id_mapping *g, size_t ng,
+                       brig_error *err);
 
 /* True when mounts entry m is idmapped (idmap/ridmap or its own maps). */
 bool rootfs_wants_idmap (const oci_mount *m);

@@ -121,6 +121,13 @@ out:
 }
 
 int
+brig_idmap_userns (const oci_id_mapping *u, size_t nu, const oci_id_mapping *g, size_t ng,
+                   brig_error *err)
+{
+  return make_userns (u, nu, g, ng, err);
+}
+
+int
 rootfs_idmap_userns (const oci_config *cfg, const oci_mount *m, brig_error *err)
 {
   if (m->uid_mappings_len > 0 && m->gid_mappings_len > 0)

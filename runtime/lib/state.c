@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/userns_auto.h"
 #include "state.h"
 #include "utils.h"
 
@@ -152,6 +153,8 @@ brig_state_file_clear (struct brig_state_file *st)
     oci_free (&oci_egress_state_type, st->egress);
   if (st->ephemeral)
     oci_free (&oci_rootfs_state_type, st->ephemeral);
+  if (st->userns)
+    oci_free (&oci_userns_state_type, st->userns);
   if (st->annotations)
     {
       for (size_t i = 0; i < st->annotations->len; i++)
@@ -204,6 +207,7 @@ state_json (const struct brig_state_file *st, size_t *len)
     .shared_keyring = st->shared_keyring, .has_shared_keyring = st->shared_keyring,
     .egress = st->egress,
     .ephemeral = st->ephemeral,
+    .userns = st->userns,
   };
 
   *len = 0;
@@ -282,6 +286,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->freeze_file = brig_steal_ptr (s->freeze_file);
   st->egress = brig_steal_ptr (s->egress);
   st->ephemeral = brig_steal_ptr (s->ephemeral);
+  st->userns = brig_steal_ptr (s->userns);
   st->pid = (pid_t) s->pid;
   st->pid_start_time = s->pid_start_time;
   st->systemd_cgroup = s->systemd_cgroup;
@@ -689,7 +694,7 @@ brig_container_oci_state (const brig_container *c, int status)
   s->owner = xstrdup (c->st.owner ? c->st.owner : "");
   if (c->st.annotations && c->st.annotations->len > 0)
     s->annotations = map_dup (c->st.annotations);
-  if (c->st.egress || c->st.ephemeral)
+  if (c->st.egress || c->st.ephemeral || c->st.userns)
     {
       /* what the sandbox layer applied, beside runc's fields */
       s->brig = xmalloc0 (sizeof *s->brig);
@@ -697,6 +702,8 @@ brig_container_oci_state (const brig_container *c, int status)
         s->brig->egress = oci_copy (&oci_egress_state_type, c->st.egress);
       if (c->st.ephemeral)
         s->brig->rootfs = oci_copy (&oci_rootfs_state_type, c->st.ephemeral);
+      if (c->st.userns)
+        s->brig->userns = oci_copy (&oci_userns_state_type, c->st.userns);
     }
   return s;
 }
@@ -796,6 +803,9 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   struct dirent *de;
   int fd;
 
+  /* run.brig.userns=auto: the range goes back (every process of the
+   * container is dead by now) */
+  brig_userns_auto_free (ctx->state_root, id, dirfd);
   /* The disk layer of run.brig.rootfs.ephemeral: a tree the tenant made. */
   if ((fd = brig_ephemeral_discard (dirfd)) < 0)
     return brig_error_set (err, -fd, "remove the ephemeral layer %s/%s/" BRIG_EPHEMERAL_DIR,

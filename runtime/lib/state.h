@@ -66,6 +66,7 @@ struct brig_state_file {
   bool shared_keyring;     /* created with --no-new-keyring: exec keeps the caller's */
   oci_egress_state *egress;/* the egress policy applied (sandbox/egress.h), may be NULL */
   oci_rootfs_state *ephemeral; /* the ephemeral rootfs layer (sandbox/ephemeral.h), may be NULL */
+  oci_userns_state *userns; /* run.brig.userns=auto's range (sandbox/userns_auto.h), may be NULL */
 };
 
 /* One container, as loaded by brig_container_load. */

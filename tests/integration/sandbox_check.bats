@@ -349,12 +349,16 @@ POLICY_FOR_RULE='{"profile":"sandbox","egress":{"allow":["203.0.113.0/24"]}}'
 	for _ in $(seq 50); do grep -q '^t$' "$BUNDLE/sb.out" 2>/dev/null && break; sleep 0.1; done
 	out="$(cat "$BUNDLE/sb.out")"
 	echo "$out"
-	# Host view: root of the container is host uid 1879048192, not root.
-	[ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$pid/status")" = 1879048192 ]
+	# Host view: root of the container is the first host uid of its own
+	# range (run.brig.userns=auto), not root.
+	local uid
+	uid="$(brig state sb | jq -r .brig.userns.uid)"
+	[ "$uid" -ge 1879113728 ]
+	[ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$pid/status")" = "$uid" ]
 	[ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]
 	[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ]
 	# Inside: root mapped, no capability, no_new_privs, seccomp filter, read-only root.
-	[[ "$out" =~ 0[[:space:]]+1879048192[[:space:]]+65536 ]]
+	[[ "$out" =~ 0[[:space:]]+$uid[[:space:]]+65536 ]]
 	assert_contains "$out" "/home"
 	assert_contains "$out" "sandbox"
 	assert_contains "$out" "CapEff:	0000000000000000"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "sandbox/spec_sandbox.h"
+#include "sandbox/userns_auto.h"
 #include "seccomp.h"
 #include "utils.h"
 
@@ -95,6 +96,10 @@ brig_spec_sandbox (bool rootless, uint32_t userns_base, oci_config **out, brig_e
       return -EINVAL;
     }
   c->linux->seccomp = brig_seccomp_default_profile ();
+  /* Each container its own host ids (sandbox/userns_auto.h); the mapping
+   * above says how the image's files are owned. */
+  if (!rootless)
+    oci_map_set (&c->annotations, BRIG_USERNS_KEY, "auto");
   if (rootless)
     {
       /* An unprivileged user cannot set cgroup limits without a delegated

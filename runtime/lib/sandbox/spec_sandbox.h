@@ -9,9 +9,11 @@
 #include "error.h"
 #include "ocispec.h"
 
-/* Container root goes to this host uid/gid (and the next 65535) when brig
- * runs as root: above the ranges useradd (100000..600100000) and
- * systemd-nspawn (524288..1879048191) hand out, so it owns no host file. */
+/* The mapping's host uid/gid of container root (and the next 65535) when
+ * brig runs as root: above the ranges useradd (100000..600100000) and
+ * systemd-nspawn (524288..1879048191) hand out, so it owns no host file.
+ * With run.brig.userns=auto, which the config asks for, it says how the
+ * image's files are owned; the container runs in a range of its own. */
 #define BRIG_SANDBOX_USERNS_BASE UINT32_C (1879048192)
 #define BRIG_SANDBOX_USERNS_SIZE UINT32_C (65536)
 
