@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
-# Faults (issue 22, item 14; docs/security.md, "Escape classes"): a create
-# or run killed at any moment leaves no process that nothing can find, and
-# delete --force removes whatever it did leave. Any cgroup mode.
+# Faults (issue 22, items 14 and 15; docs/security.md, "Escape classes"):
+# a create or run killed at any moment leaves no process that nothing can
+# find, and delete --force removes whatever it did leave; a terminal with
+# no terminal on brig's side is refused at once instead of hanging, and the
+# end of a terminal's input reaches the program. Any cgroup mode.
 
 load helpers
 
@@ -227,4 +229,90 @@ kill_before_record() {
 	wait_no_test_pids 3
 	assert_no_leftovers
 	! grep -E "$ROOT|$BUNDLE" /proc/self/mountinfo || false
+}
+
+# no_terminal_refused STATUS CMD...: CMD (the runtime, with a terminal in
+# the foreground) in a session of its own (no controlling terminal) with
+# stdio that are not terminals is refused within seconds with exit STATUS,
+# runc's phrase and brig's detail. stdin: $STDIN_MODE (null, closed, pipe).
+no_terminal_refused() {
+	local want="$1" rc=0
+	shift
+	case "$STDIN_MODE" in
+	null) timeout 20 setsid -w "$RUNTIME" --root "$ROOT" "$@" </dev/null >"$BUNDLE/out" 2>&1 || rc=$? ;;
+	closed) timeout 20 setsid -w "$RUNTIME" --root "$ROOT" "$@" <&- >"$BUNDLE/out" 2>&1 || rc=$? ;;
+	pipe) echo 'echo typed' | timeout 20 setsid -w "$RUNTIME" --root "$ROOT" "$@" >"$BUNDLE/out" 2>&1 || rc=$? ;;
+	esac
+	echo "stdin $STDIN_MODE: exit $rc: $(cat "$BUNDLE/out")"
+	[ "$rc" -eq "$want" ]
+	grep -q 'open /dev/tty: no such device or address' "$BUNDLE/out"
+	grep -q 'process.terminal' "$BUNDLE/out"
+}
+
+# `brig spec` (terminal true) then `brig run demo </dev/null` with no
+# terminal anywhere hung (5 of 5 in issue 22): the shell waited for input
+# nobody could type and ignored the SIGTERM run forwarded to it. runc
+# refuses at once ("open /dev/tty: no such device or address").
+@test "terminal: run in the foreground with no terminal on brig's side is refused at once, leaving nothing" {
+	requires program:setsid
+	update_config '.process.terminal = true | .process.args = ["sh"]'
+	for STDIN_MODE in null closed pipe; do
+		no_terminal_refused 1 run t
+		assert_no_leftovers
+	done
+}
+
+@test "terminal: exec --tty in the foreground with no terminal on brig's side is refused at once" {
+	requires program:setsid
+	run_detached e
+	local before
+	before="$(test_pids | sort)"
+	for STDIN_MODE in null closed pipe; do
+		no_terminal_refused 255 exec -t e sh
+		[ "$(test_pids | sort)" = "$before" ]
+	done
+	brig delete -f e
+	assert_no_leftovers
+}
+
+# create never proxies: a terminal without --console-socket is refused
+# (nothing would receive it), with no terminal as with one.
+@test "terminal: create with a terminal and no console socket is refused, leaving nothing" {
+	requires program:setsid
+	update_config '.process.terminal = true'
+	run timeout 20 setsid -w "$RUNTIME" --root "$ROOT" create t </dev/null
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "--console-socket"
+	assert_no_leftovers
+}
+
+# With a terminal on brig's side (script(1)'s) and stdin at its end, brig
+# types the EOF character into the container's pty. Typed while the pty
+# was canonical, it is kept as an end of line, which a program that turns
+# to raw mode afterwards (a shell's line editor at its first prompt) reads
+# as a NUL byte: the program waited forever for input that had ended (a
+# spec shell run </dev/null hung 1 time in 20 here). Here the program
+# turns raw after a second and waits for ^D (byte 04).
+@test "terminal: the end of the input reaches a program that turns the pty raw after it ended" {
+	requires program:script
+	update_config '.process.terminal = true | .process.args = ["sh", "-c", "sleep 1; stty raw -echo; while :; do c=$(dd bs=1 count=1 2>/dev/null | od -An -tx1); echo \"byte:$c\"; case $c in *04*) echo got-eof; exit 0;; esac; done"]'
+	run timeout 20 script -qec "$RUNTIME --root $ROOT run t </dev/null" /dev/null </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" got-eof
+	assert_no_leftovers
+}
+
+@test "terminal: run </dev/null of an interactive shell on a terminal ends, 10 times" {
+	requires program:script
+	update_config '.process.terminal = true | .process.args = ["sh"]'
+	local i rc
+	for i in $(seq 10); do
+		rc=0
+		timeout 20 script -qec "$RUNTIME --root $ROOT run t$i </dev/null" /dev/null </dev/null >"$BUNDLE/out" 2>&1 || rc=$?
+		echo "run $i: exit $rc"
+		[ "$rc" -eq 0 ]
+	done
+	assert_no_leftovers
 }
