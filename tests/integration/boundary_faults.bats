@@ -122,6 +122,14 @@ strace_brig() {
 	sleep 1
 }
 
+# kill_traced: SIGKILL the runtime, then strace (which would wait out its
+# delay before it noticed).
+kill_traced() {
+	kill -KILL "$BRIG_PID"
+	kill -KILL "$TRACE_PID"
+	wait "$TRACE_PID" || true
+}
+
 # kill_before_record COMMAND: COMMAND (create or run) held right after it
 # released its init (GO), before the init line, and killed there: nothing
 # of it may live on, and delete --force leaves nothing.
@@ -129,8 +137,7 @@ kill_before_record() {
 	requires program:strace
 	strace_brig 1 "$1" c
 	no_init_line c
-	kill -KILL "$BRIG_PID"
-	wait "$TRACE_PID" || true
+	kill_traced
 	wait_no_test_pids 3
 	brig delete -f c
 	assert_no_leftovers
@@ -157,8 +164,7 @@ kill_before_record() {
 	requires program:strace
 	strace_brig 2 create c
 	grep -q '^init ' "$ROOT/c/made"
-	kill -KILL "$BRIG_PID"
-	wait "$TRACE_PID" || true
+	kill_traced
 	sleep 0.5
 	[ -n "$(test_pids)" ]
 	brig delete -f c
