@@ -33,9 +33,9 @@ load confine_helpers
 NET_PROBE="$CONFINE_TOOLS/net_probe"
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
-	[ -x "$NET_PROBE" ] || skip "build tests/tools/net_probe first"
+	need_built "$NET_PROBE"
 	cp "$NET_PROBE" "$BUNDLE/rootfs/bin/net_probe"
 	NS_IN="brig-egin-$$-${BATS_TEST_NUMBER}"
 	NS_OUT="brig-egout-$$-${BATS_TEST_NUMBER}"
