@@ -576,7 +576,7 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
           pfd[n++] = (struct pollfd) { .fd = p->watch->fd, .events = POLLIN };
         }
       /* after the input ended: look at the pty's mode now and then */
-      if (poll (pfd, (nfds_t) n, p->eof_typed && p->master_open ? 50 : -1) < 0)
+      if (poll (pfd, (nfds_t) n, p->eof_typed && p->master_open ? 100 : -1) < 0)
         {
           if (errno == EINTR)
             continue;
