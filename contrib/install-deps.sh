@@ -35,8 +35,9 @@ PACKAGES=(
 	# in /var/cache/brig-vm; the kernel's initrd comes from initramfs-tools
 	debootstrap debian-archive-keyring gpgv e2fsprogs initramfs-tools
 	# Tests and benchmarks: /usr/bin/time -f %M (peak RSS), python3 for
-	# JSON checks, ip/ps/nsenter/unshare/findmnt
-	time python3 iproute2 procps util-linux
+	# JSON checks, ip/ps/nsenter/unshare/findmnt/setsid/script, strace to
+	# hold or fail one system call of brig (boundary_faults, boundary_exe)
+	time python3 iproute2 procps util-linux bsdutils strace
 	# OCI conformance (tests/conformance): builds the runtime-tools
 	# validation suite offline in GOPATH mode from these Go sources
 	golang-go golang-github-opencontainers-specs-dev

@@ -10,6 +10,8 @@
 #   TESTS          only run suites whose name matches this regex
 #                  (e.g. make check TESTS='lifecycle|errors')
 #   BATS_JOBS      run up to this many bats files at once (default 1)
+#   BRIG_CI=1      CI (.ci/run sets it): a skip of scope "local" in
+#                  tests/skips.allowed (a tool or right CI provides) fails
 #   BRIG_TEST_ENGINES=0, BRIG_TEST_CRI=0, BRIG_TEST_CONFORMANCE=0
 #                  skip the engine (podman, containerd), the Kubernetes CRI
 #                  (containerd's CRI plugin) or the OCI conformance suite
@@ -19,7 +21,10 @@
 # tests/integration/*.bats (bats --tap), tests/engines/run.sh,
 # tests/cri/run.sh, tests/conformance/run.sh. Each
 # prints TAP. The LAST line of output is always "N passed, M failed, K skipped";
-# the exit status is 1 when anything failed or a suite crashed or hung.
+# the exit status is 1 when anything failed or a suite crashed or hung. A
+# skip or TODO whose reason tests/skips.allowed does not list is a failure
+# (its line is printed under "failed:"); a suite that prints "1..0 # skip
+# REASON" counts as one skip (tests/tap-count.bash).
 set -u
 
 SRCDIR="${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -81,55 +86,13 @@ total_pass=0 total_fail=0 total_skip=0
 summary=()
 failures=()
 
+# count_tap and the skip policy: a skip passes only with a reason listed in
+# tests/skips.allowed (see there and tests/README.md).
+# shellcheck source=tests/tap-count.bash
+. "$SRCDIR/tests/tap-count.bash"
+
 selected() {
 	[ -z "$TESTS" ] || [[ "$1" =~ $TESTS ]]
-}
-
-# count_tap SUITE LOG RC: add the TAP results in LOG to the totals. A suite
-# that exits non-zero without reporting a failure, reports fewer results than
-# its plan, or timed out counts one extra failure.
-count_tap() {
-	local name="$1" log="$2" rc="$3"
-	local pass=0 fail=0 skip=0 planned=-1 line
-	while IFS= read -r line; do
-		case "$line" in
-		"not ok "*)
-			if [[ "$line" =~ \#[[:space:]]*(TODO|todo) ]]; then
-				skip=$((skip + 1))
-			else
-				fail=$((fail + 1))
-				failures+=("$name: ${line#not ok }")
-			fi ;;
-		"ok "*)
-			if [[ "$line" =~ \#[[:space:]]*([Ss][Kk][Ii][Pp]|TODO|todo) ]]; then
-				skip=$((skip + 1))
-			else
-				pass=$((pass + 1))
-			fi ;;
-		1..*)
-			[[ "$line" =~ ^1\.\.([0-9]+) ]] && planned="${BASH_REMATCH[1]}" ;;
-		esac
-	done <"$log"
-
-	local note=""
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		fail=$((fail + 1))
-		note=" (timed out after ${LIMIT:-$SUITE_TIMEOUT}s)"
-		failures+=("$name: timed out after ${LIMIT:-$SUITE_TIMEOUT}s")
-	elif [ "$planned" -ge 0 ] && [ $((pass + fail + skip)) -lt "$planned" ]; then
-		note=" (ran $((pass + fail + skip)) of $planned planned tests, exit $rc)"
-		fail=$((fail + 1))
-		failures+=("$name: stopped early$note")
-	elif [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
-		fail=$((fail + 1))
-		note=" (exit status $rc without a failed test)"
-		failures+=("$name: crashed$note")
-	fi
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
-	total_skip=$((total_skip + skip))
-	summary+=("$(printf '%-36s %4d passed, %d failed, %d skipped%s%s' "$name" "$pass" "$fail" "$skip" \
-		"${DURATION:+ [${DURATION}s]}" "$note")")
 }
 
 # suite_timeout NAME: seconds the suite may run (VMs under TCG and the
@@ -209,6 +172,12 @@ if [ ! -x "$BRIG" ]; then
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
+if ! load_skips_allowed >"$LOGDIR/skips.allowed.err"; then
+	echo "# the skip policy cannot be read: $(cat "$LOGDIR/skips.allowed.err")"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+[ "${BRIG_CI:-0}" = 1 ] && echo "# BRIG_CI=1: only skips of scope 'any' in tests/skips.allowed pass"
 
 for t in $UNIT_TESTS; do
 	case "$t" in

@@ -59,8 +59,10 @@ char *brig_cgroup_record (const brig_cgroup *cg);
 
 /* Rebuild a handle from brig_cgroup_record() text (lines it does not know
  * are skipped). The manager and path are checked as brig_cgroup_load does;
- * only directories both recorded and derived from the path count as made. */
-int brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err);
+ * only directories both recorded and derived from the path count as made.
+ * dirfd: the container's state directory (its config.json says whether a
+ * record without an init line is final), or -1. */
+int brig_cgroup_load_record (const char *text, int dirfd, brig_cgroup **out, brig_error *err);
 
 /* For the delete at the end of `run`: cg, the handle its create made, when
  * the ownership record in dirfd (BRIG_STATE_RECORD) is still exactly what

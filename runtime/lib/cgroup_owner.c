@@ -161,15 +161,15 @@ brig_cgroup_record (const brig_cgroup *cg)
   return out;
 }
 
-/* A record of a create that never wrote its init line (killed, or still
- * running) lists as made every directory it meant to make, before mkdir
- * told it which existed. Only those carrying brig's mark can be its: the
- * others are left out of the handle (neither removed nor searched for
- * processes to kill: another's processes may live there). A marked one
- * may still be another brig container's at the same path, so nothing is
- * killed at all (no_kill): the create's own init, if it was cloned, exits
- * by itself once its parent is gone. One stat per directory, on this
- * path only. */
+/* A record of a create killed before its mkdir loop was over (no init
+ * line, no config.json) lists as made every directory it meant to make,
+ * before mkdir told it which existed. Only those carrying brig's mark can
+ * be its: the others are left out of the handle (neither removed nor
+ * searched for processes to kill: another's processes may live there). A
+ * marked one may still be another brig container's at the same path, so
+ * nothing is killed at all (no_kill); nothing of this create's can be
+ * there either: it never reached its clone. One stat per directory, on
+ * this path only. */
 static void
 unmarked_not_made (brig_cgroup *cg)
 {
@@ -195,8 +195,15 @@ line_value (const char *line, const char *key)
   return strncmp (line, key, n) == 0 && line[n] == ' ' ? line + n + 1 : NULL;
 }
 
+/* create wrote config.json: the record's `made` lines are final (state.h) */
+static bool
+record_settled (int dirfd)
+{
+  return dirfd >= 0 && faccessat (dirfd, BRIG_STATE_CONFIG, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 int
-brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
+brig_cgroup_load_record (const char *text, int dirfd, brig_cgroup **out, brig_error *err)
 {
   _cleanup_free_ char *copy = xstrdup (text);
   const char *manager = NULL, *path = NULL, *v;
@@ -273,7 +280,11 @@ brig_cgroup_load_record (const char *text, brig_cgroup **out, brig_error *err)
             }
         }
     }
-  if (cg->marked && !has_init && cg->ops == &brig_cgroup_fs_ops)
+  /* Without the init line, a create (or a reset's respawn) killed after
+   * its mkdir loop still names only what it made, and its init (if it was
+   * cloned) is killed with whatever else is there: an init that outlived
+   * its create would otherwise keep the cgroup (and itself) forever. */
+  if (cg->marked && !has_init && cg->ops == &brig_cgroup_fs_ops && !record_settled (dirfd))
     unmarked_not_made (cg);
   *out = cg;
   return 0;
@@ -302,7 +313,7 @@ brig_cgroup_for_delete (brig_cgroup *cg, int dirfd, pid_t init_pid,
   r = brig_read_file_at (dirfd, BRIG_STATE_RECORD, &text, NULL, err);
   if (r < 0)
     return brig_error_wrap (err, "read %s", BRIG_STATE_RECORD);
-  return brig_cgroup_load_record (text, out, err);
+  return brig_cgroup_load_record (text, dirfd, out, err);
 }
 
 bool

@@ -540,6 +540,11 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
   r = brig_state_stage (c->dirfd, &c->st, err);
   if (r < 0)
     return r;
+  /* Recorded: the init may outlive us from now on (until now the kernel
+   * kills it with us, init.c). Not awaited: the init takes it on its way
+   * to READY, which it sends only once it has; an init already gone shows
+   * at READY. */
+  brig_sync_send (c->sync_fd, BRIG_SYNC_HANDOVER, 0, NULL, 0, -1);
   if (c->cfg->process && brig_seccomp_uses_notify (c->seccomp))
     {
       /* The init waits for nothing but the agent from here on: pass the
@@ -763,8 +768,10 @@ create_common (struct create_ctx *c, brig_error *err)
     return r;
   {
     /* The directory is new and nobody reads config.json before state.json
-     * shows a live container: no need for write + rename. */
-    _cleanup_close_ int fd = openat (c->dirfd, "config.json",
+     * shows a live container: no need for write + rename. After the cgroup
+     * is made, never before: its presence tells delete that the record's
+     * `made` lines are final (state.h, BRIG_STATE_CONFIG). */
+    _cleanup_close_ int fd = openat (c->dirfd, BRIG_STATE_CONFIG,
                                      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 || (r = brig_write_all (fd, c->config_buf, c->config_len)) < 0)
       return brig_error_set (err, fd < 0 ? errno : -r, "write the state's config.json");

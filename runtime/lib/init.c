@@ -14,6 +14,8 @@
  *   createContainer hooks; rootfs_pivot; terminal; cwd created when
  *   missing; hostname, domainname;
  *   sysctl; rootfs_finalize; personality/scheduler/...; LSM exec labels;
+ *   HANDOVER from the parent (the init line is written: from here the init
+ *   may outlive it; until here the kernel kills it with its parent);
  *   rlimits, caps bounding, user, caps, cwd, executable lookup,
  *   no_new_privs (process.h); seccomp now if it notifies (its listener
  *   fd goes to the parent first); READY to the parent; wait for `start` on
@@ -29,6 +31,7 @@
 #include <signal.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,6 +57,7 @@ struct init_state {
   char *state_json;         /* for createContainer hooks (status creating) */
   char *state_json_start;   /* for startContainer hooks (status created) */
   bool placed;              /* GO received: in its cgroups, namespaces complete */
+  bool handed_over;         /* HANDOVER received: may outlive the parent */
 };
 
 /* A pid-1 process ignores every signal it has no handler for, even from
@@ -85,10 +89,53 @@ reset_signal_mask (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
+/* The init must not outlive a create (run, reset) that dies before its
+ * record names the init: nothing could find it to kill it, and it would
+ * wait for `start` forever in the container's cgroups (docs/security.md,
+ * "a killed create"). Until HANDOVER the kernel kills it with its parent
+ * (PR_SET_PDEATHSIG). That setting is cleared by fork and by a credential
+ * change (another euid, egid, fsuid or fsgid, or fewer capabilities: the
+ * uid 0 of a new user namespace, a joined one), so it is armed again after
+ * each; and the parent may be gone already, which a pid-1 init cannot
+ * learn from getppid (0): the parent's end of the sync socket hangs up as
+ * it exits, before its children are told. (Besides, every wait before
+ * HANDOVER is a read of the sync socket, which ends at EOF.) */
+static void
+arm_parent_death (struct init_state *s)
+{
+  struct pollfd p = { .fd = s->a->sync_fd, .events = POLLIN };
+
+  if (s->handed_over)
+    return;
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    _exit (1);
+  if (poll (&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+    _exit (1);
+}
+
+/* HANDOVER: the parent wrote the init line; from here the init outlives it
+ * (create returns, a killed run leaves a recorded container). */
+static void
+take_handover (struct init_state *s)
+{
+  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  s->handed_over = true;
+}
+
 static int
 expect (struct init_state *s, uint32_t type, struct brig_sync_msg *m, brig_error *err)
 {
-  int r = brig_sync_expect (s->a->sync_fd, type, m, err);
+  int r;
+
+  /* HANDOVER comes when the parent has recorded the init, between any two
+   * of the init's requests (a mount source's, say): taken on the way. */
+  while ((r = brig_sync_recv (s->a->sync_fd, m)) == 0 && m->type == BRIG_SYNC_HANDOVER
+         && type != BRIG_SYNC_HANDOVER)
+    {
+      take_handover (s);
+      brig_sync_msg_clear (m);
+    }
+  r = brig_sync_check (r, type, m, err);
   if (r < 0)
     {
       /* The parent died or gave up: nothing to report to. */
@@ -96,6 +143,20 @@ expect (struct init_state *s, uint32_t type, struct brig_sync_msg *m, brig_error
       _exit (1);
     }
   return 0;
+}
+
+/* Before the init becomes the process (credentials, seccomp, then READY
+ * and the wait for start or execve): only a recorded init goes on. */
+static void
+await_handover (struct init_state *s, brig_error *err)
+{
+  struct brig_sync_msg m = { .fd = -1 };
+
+  if (s->handed_over)
+    return;
+  expect (s, BRIG_SYNC_HANDOVER, &m, err);
+  brig_sync_msg_clear (&m);
+  take_handover (s);
 }
 
 /* Clone the real init into the pid (and time) namespace unshared by the
@@ -208,6 +269,8 @@ setup_namespaces (struct init_state *s, brig_error *err)
       r = fork_real_init (s, err);
       if (r < 0)
         return r;
+      /* a new process: fork cleared the parent-death signal */
+      arm_parent_death (s);
       /* The parent must hear of this pid before anything from it. */
       expect (s, BRIG_SYNC_GO, &m, err);
       brig_sync_msg_clear (&m);
@@ -224,6 +287,8 @@ setup_namespaces (struct init_state *s, brig_error *err)
       if (a->made_userns && (r = brig_userns_write_limits (err)) < 0)
         return r;
     }
+  /* the uid change (or a joined user namespace) cleared it */
+  arm_parent_death (s);
   return 0;
 }
 
@@ -373,6 +438,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
   r = brig_lsm_apply_exec_labels (cfg->process, err);
   if (r < 0)
     return r;
+  await_handover (s, err);
   /* Without process (allowed at create, spec 1.3) the init only holds the
    * namespaces: start refuses to release it, delete kills it. */
   if (pr->p && (r = brig_process_become (pr, err)) < 0)
@@ -415,6 +481,7 @@ brig_init_main (struct brig_init_args *a)
   struct brig_process pr;
   brig_error err = { 0 };
 
+  arm_parent_death (&s);
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);

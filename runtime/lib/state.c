@@ -570,7 +570,7 @@ brig_container_cgroup (const brig_container *c, brig_cgroup **cg, brig_error *er
   *cg = NULL;
   r = brig_read_file_at (c->dirfd, BRIG_STATE_RECORD, &text, NULL, NULL);
   if (r == 0)
-    r = brig_cgroup_load_record (text, cg, err);
+    r = brig_cgroup_load_record (text, c->dirfd, cg, err);
   else if (c->st.cgroup_manager == NULL || c->st.cgroup_path == NULL)
     return 0;
   else
@@ -725,7 +725,7 @@ brig_container_config (const brig_container *c, oci_config **cfg, brig_error *er
   size_t len;
   int r;
 
-  r = brig_read_file_at (c->dirfd, "config.json", &buf, &len, err);
+  r = brig_read_file_at (c->dirfd, BRIG_STATE_CONFIG, &buf, &len, err);
   if (r < 0)
     return brig_error_wrap (err, "container \"%s\"", c->id);
   *cfg = oci_config_parse_data (buf, len, "config.json", &perr);

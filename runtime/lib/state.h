@@ -155,6 +155,12 @@ int brig_state_commit (int dirfd, brig_error *err);
 
 /* The ownership record (ROOT/ID/made, see above). */
 #define BRIG_STATE_RECORD "made"
+/* The config as created (ROOT/ID/config.json). create writes it once every
+ * cgroup directory exists and the record says which ones it made (after
+ * the record's last rewrite, before the clone): present, it tells delete
+ * that the record's `made` lines are final even without an init line
+ * (docs/cgroups.md "Ownership"). */
+#define BRIG_STATE_CONFIG "config.json"
 /* Write text as the record (one write, before anything it names exists);
  * keep != NULL: the fd stays open there, for add_init. */
 int brig_state_record_write (int dirfd, const char *text, int *keep, brig_error *err);

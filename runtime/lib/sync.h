@@ -32,6 +32,11 @@ enum brig_sync_type {
   BRIG_SYNC_MOUNT_SOURCE_FD, /* P->C: fd: O_PATH fd of that source; or code: errno,
                                 data: message */
   BRIG_SYNC_JOINED,       /* C->P (exec's C1): C2 joined its v1 cgroups itself */
+  BRIG_SYNC_HANDOVER,     /* P->C: the record names the init (its init line is
+                             written): it may outlive the parent from now on.
+                             Sent unasked; the init takes it wherever it
+                             arrives, and waits for it before it becomes the
+                             process (init.c) */
 };
 
 struct brig_sync_msg {

@@ -24,6 +24,37 @@
 # define TIOCGPTPEER _IO ('T', 0x41)
 #endif
 
+/* A foreground process's terminal is relayed to and from brig's own
+ * stdio. With no terminal on brig's side at all (no stdio is one and there
+ * is no controlling terminal: a script, a CI job, `setsid`), a shell in it
+ * waits for input nobody can type and ignores the SIGTERM meant to end it:
+ * `run` hung. Refused before anything exists, as runc refuses (with the
+ * same "open /dev/tty: no such device or address"). A terminal on stdout
+ * or stderr alone is enough, as for runc: the input then ends with the EOF
+ * character (brig_terminal_proxy). */
+static int
+check_host_terminal (brig_error *err)
+{
+  int fd, e;
+
+  for (int i = 0; i <= 2; i++)
+    if (isatty (i))
+      return 0;
+  fd = open ("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      close (fd);
+      return 0;
+    }
+  e = errno;
+  return brig_error_set (err, 0, "process.terminal (exec: --tty) in the foreground needs a "
+                         "terminal on brig's side, and there is none: stdin, stdout and stderr "
+                         "are not terminals, and open /dev/tty: %s (no controlling terminal); "
+                         "give brig a terminal, or use --detach with --console-socket, or run "
+                         "without one (process.terminal false, exec without --tty)",
+                         e == ENXIO ? "no such device or address" : strerror (e));
+}
+
 int
 brig_terminal_check_mode (bool terminal, bool detach, const char *console_socket,
                           brig_error *err)
@@ -39,6 +70,8 @@ brig_terminal_check_mode (bool terminal, bool detach, const char *console_socket
   if (have_socket && !detach)
     return brig_error_set (err, 0, "--console-socket needs a detached process (--detach): "
                            "a foreground process keeps the pty itself");
+  if (terminal && !detach)
+    return check_host_terminal (err);
   return 0;
 }
 
@@ -321,6 +354,9 @@ struct proxy {
   char *in;               /* stdin bytes not yet accepted by the pty (with a
                              terminal only: without one nothing is buffered) */
   size_t in_len;
+  bool eof_typed;         /* stdin ended and the EOF character was typed, */
+  tcflag_t eof_icanon;    /* in this mode of the pty (ICANON or 0) */
+  cc_t eof_char;
   const struct brig_proxy_watch *watch; /* NULL, or done with */
 };
 
@@ -345,10 +381,36 @@ send_eof (struct proxy *p)
   struct termios t;
   char eof = 4;
 
-  if (tcgetattr (p->master, &t) == 0 && t.c_cc[VEOF] != 0)
-    eof = (char) t.c_cc[VEOF];
+  p->eof_icanon = 0;
+  if (tcgetattr (p->master, &t) == 0)
+    {
+      if (t.c_cc[VEOF] != 0)
+        eof = (char) t.c_cc[VEOF];
+      p->eof_icanon = t.c_lflag & ICANON;
+    }
+  p->eof_char = (cc_t) eof;
+  p->eof_typed = true;
   if (p->in_len < PROXY_IN_SIZE)
     p->in[p->in_len++] = eof;
+}
+
+/* The line discipline reads the EOF character in the mode of the moment it
+ * arrives: typed while the pty was canonical it is stored as an end of
+ * line, which a program that switches to raw mode afterwards (a shell's
+ * line editor, at its first prompt) reads as a NUL byte, and the reverse;
+ * and a switch with TCSAFLUSH drops it. The process then waits for input
+ * that already ended: a run </dev/null hung (1 in 20 here). Each switch of
+ * ICANON (or of the EOF character) after it was typed types it again, so
+ * the end of the input reaches the program in the mode it reads in. */
+static void
+retype_eof (struct proxy *p)
+{
+  struct termios t;
+
+  if (!p->eof_typed || p->in_len > 0 || !p->master_open || tcgetattr (p->master, &t) < 0)
+    return;
+  if ((t.c_lflag & ICANON) != p->eof_icanon || (t.c_cc[VEOF] && t.c_cc[VEOF] != p->eof_char))
+    send_eof (p);
 }
 
 static void
@@ -513,7 +575,8 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
           idx_watch = n;
           pfd[n++] = (struct pollfd) { .fd = p->watch->fd, .events = POLLIN };
         }
-      if (poll (pfd, (nfds_t) n, -1) < 0)
+      /* after the input ended: look at the pty's mode now and then */
+      if (poll (pfd, (nfds_t) n, p->eof_typed && p->master_open ? 100 : -1) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -535,6 +598,8 @@ proxy_loop (struct proxy *p, int sfd, int *exit_status, brig_error *err)
         read_stdin (p);
       if (idx_master >= 0 && (pfd[idx_master].revents & (POLLIN | POLLHUP | POLLERR)))
         read_master (p);
+      if (p->master >= 0)
+        retype_eof (p);
       if (p->master >= 0 && p->master_open && p->in_len)
         flush_input (p);
       if (idx_watch >= 0 && pfd[idx_watch].revents

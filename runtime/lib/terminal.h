@@ -31,8 +31,9 @@
 #include "ocispec.h"
 
 /* Check the terminal/detach/console-socket combination as runc does: a tty
- * with a detached process needs a console socket, and a console socket is
- * only meaningful with a tty. */
+ * with a detached process needs a console socket, a console socket is only
+ * meaningful with a tty, and a tty in the foreground needs a terminal on
+ * brig's side (a stdio fd or the controlling terminal). */
 int brig_terminal_check_mode (bool terminal, bool detach, const char *console_socket,
                               brig_error *err);
 

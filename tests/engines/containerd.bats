@@ -99,7 +99,6 @@ wait_task_status() {
 }
 
 @test "containerd: tasks exec" {
-	requires_command exec
 	ctr_run -d --null-io c1 sh -c 'echo $$ >/pid1; exec sleep 1000'
 	run ctr tasks exec --exec-id e1 c1 sh -c 'cat /pid1; echo exec-$((6 * 7))'
 	assert_status 0
@@ -113,7 +112,6 @@ wait_task_status() {
 }
 
 @test "containerd: tasks exec -t and run -t get a terminal" {
-	requires_command exec
 	ctr_run -d --null-io c1 sleep 1000
 	local ctr_cmd="/usr/bin/ctr --address $CTR_SOCK --namespace $CTR_NAMESPACE"
 	run timeout 60 script -qec "$ctr_cmd tasks exec -t --exec-id e1 c1 sh -c 'tty; stty size'" /dev/null </dev/null
@@ -145,7 +143,6 @@ wait_task_status() {
 }
 
 @test "containerd: tasks ps" {
-	requires_command ps
 	ctr_run -d --null-io c1 sh -c 'sleep 1000 & exec sleep 999'
 	sleep 0.5
 	local pid
@@ -290,7 +287,6 @@ wait_task_status() {
 }
 
 @test "containerd: the runtime's features JSON, as the shim reads it" {
-	requires_command features
 	run "$ENGINE_RUNTIME" features
 	assert_status 0
 	jq -e '.ociVersionMin and .ociVersionMax and (.mountOptions | type == "array")

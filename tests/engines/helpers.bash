@@ -222,20 +222,6 @@ is_brig() {
 	[ "$RUNTIME_NAME" = brig ]
 }
 
-# runtime_has_command NAME: brig lists only working commands in --help.
-runtime_has_command() {
-	is_brig || return 0
-	"$ENGINE_RUNTIME" --help 2>/dev/null | grep -qE "^[[:space:]]+$1([[:space:]]|\$)"
-}
-
-# requires_command NAME...: skip unless the runtime has every command.
-requires_command() {
-	local c
-	for c in "$@"; do
-		runtime_has_command "$c" || skip "$RUNTIME_NAME has no '$c' command yet"
-	done
-}
-
 # ---- podman -----------------------------------------------------------------
 
 PODMAN="${PODMAN:-/usr/bin/podman}"

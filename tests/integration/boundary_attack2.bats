@@ -19,7 +19,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:create command:exec
+	requires root
 	setup_bundle
 	install_probe
 	update_config '.process.args = ["sleep", "1000"]'
@@ -88,7 +88,7 @@ SECRET="brig-h1-secret-$$"
 # tenant ran without the config's limits. (On cgroup v2 the kernel refuses
 # writes to the limits of a cgroup namespace's root from inside.)
 @test "reset: limits a tenant raised through a writable cgroupfs are not handed to the next tenant" {
-	requires cgroup_v1 command:reset
+	requires cgroup_v1
 	local d report
 	# (a read-only root: reset refuses a writable one without the ephemeral layer)
 	update_config '.linux.resources = {"pids": {"limit": 48}, "memory": {"limit": 268435456}}
@@ -131,7 +131,6 @@ SECRET="brig-h1-secret-$$"
 # and writes a net sysctl of its namespace (uid 0 needs no capability for
 # that); the namespace was kept and the next tenant got the tenant's value.
 @test "reset: a net sysctl a non-root tenant wrote through a setuid program does not reach the next tenant" {
-	requires command:reset
 	local pid ns1 ns2 host
 	install_probe 4755
 	update_config '.process.user = {"uid": 1000, "gid": 1000}
@@ -209,9 +208,8 @@ brig_with_planted_tmp() {
 # read addresses the last one chose: a channel between tenants. The tools
 # are tests/tools/reset_tenant metrics-leave / metrics-read.
 @test "reset: a tenant's TCP metrics cache entries do not reach the next tenant" {
-	requires command:reset
 	local t="$CONFINE_TOOLS/reset_tenant"
-	[ -x "$t" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	need_built "$t"
 	cp "$t" "$BUNDLE/rootfs/bin/reset_tenant"
 	update_config '.annotations["run.brig.reset"] = "true" | .root.readonly = true'
 	run_detached tm
@@ -236,9 +234,8 @@ brig_with_planted_tmp() {
 # describes it), any local user could connect and start the container
 # behind the engine's back (whose own `start` then failed).
 @test "exec.sock: a local user cannot start a created container (umask 0, state root 0711)" {
-	requires program:setpriv
+	requires program:setpriv program:python3
 	local pid py=/usr/bin/python3
-	[ -x "$py" ] || skip "the local user's client is $py, which is not installed"
 	chmod 0711 "$ROOT"
 	(umask 0 && create_container es)
 	pid="$(brig state es | jq .pid)"
@@ -267,9 +264,8 @@ s.recv(100)' "$ROOT/es/exec.sock"
 # its maker chose, and /proc/net/ip6_flowlabel lists it to everyone in the
 # namespace. No socket is left, so the namespace was reused.
 @test "reset: a tenant's lingering IPv6 flow labels do not reach the next tenant" {
-	requires command:reset
 	local t="$CONFINE_TOOLS/reset_tenant"
-	[ -x "$t" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	need_built "$t"
 	[ -e /proc/net/ip6_flowlabel ] || skip "the host has no IPv6 (no /proc/net/ip6_flowlabel)"
 	cp "$t" "$BUNDLE/rootfs/bin/reset_tenant"
 	update_config '.annotations["run.brig.reset"] = "true" | .root.readonly = true'

@@ -8,7 +8,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:create command:exec
+	requires root
 	setup_bundle
 	update_config '.process.args = ["sleep", "1000"]'
 }
@@ -68,8 +68,7 @@ fds_under() {
 # a process of the container with CAP_SYS_ADMIN (an `exec --cap`, handed
 # the fd over a socket) could have joined the host's network with it.
 @test "reset: the new init holds no fd of brig's network namespace nor of the state directory" {
-	requires command:reset
-	[ -x "$CONFINE_TOOLS/fd_thief" ] || skip "build tests/tools/fd_thief first (make tests/tools/fd_thief)"
+	need_built "$CONFINE_TOOLS/fd_thief"
 	cp "$CONFINE_TOOLS/fd_thief" "$BUNDLE/rootfs/bin/fd_thief"
 	local caps='["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE","CAP_SYS_PTRACE"]'
 	update_config ".process.capabilities.bounding = $caps | .process.capabilities.effective = $caps | .process.capabilities.permitted = $caps
@@ -114,8 +113,7 @@ fds_under() {
 # as a pod's are; a spinning thief in the container itself races every
 # exec (an engine's exec health check) the same way.
 @test "exec: the process entering the container holds no fd of the state directory" {
-	requires command:pause
-	[ -x "$CONFINE_TOOLS/fd_thief" ] || skip "build tests/tools/fd_thief first (make tests/tools/fd_thief)"
+	need_built "$CONFINE_TOOLS/fd_thief"
 	cp "$CONFINE_TOOLS/fd_thief" "$BUNDLE/rootfs/bin/fd_thief"
 	local apid c2 inner p
 	set_cgroup_path a
@@ -193,7 +191,6 @@ fds_under() {
 # connections to 127.0.0.1: 14 packets on lo, Tcp AttemptFails 7) and the
 # next tenant read it. A namespace whose counters moved is not reused.
 @test "reset: a tenant's traffic counters do not reach the next tenant" {
-	requires command:reset
 	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true"'
 	local ns1 ns2
 	create_container c1
@@ -241,7 +238,6 @@ waiting_init_fds() {
 # NOTIFY_SOCKET relay, an ephemeral layer, a reset), pid 1 of a created
 # container holds nothing past stdio but sockets.
 @test "waiting init: holds no fd past stdio but brig's sockets, whatever the config adds" {
-	requires command:reset
 	local pid variant lp="" i variants="plain egress ephemeral notify reset"
 	# (the NOTIFY_SOCKET listener is python3, as in dropin_notify.bats)
 	[ -x /usr/bin/python3 ] || variants="plain egress ephemeral reset"

@@ -18,7 +18,7 @@
 load helpers
 
 setup() {
-	requires root command:create command:delete
+	requires root
 	setup_bundle
 	FOREIGN_PIDS=""
 }
@@ -219,7 +219,6 @@ damage_state() {
 }
 
 @test "boundary: run.brig.cgroup.shared=true: kill --all, pause and delete -f never touch the foreign process (item 6)" {
-	requires command:pause
 	make_test_cgroup "$CGROUP_NAME"
 	local foreign pid d
 	foreign="$(start_foreign "$CGROUP_NAME")"
@@ -340,7 +339,6 @@ assert_frozen_refused() {
 }
 
 @test "boundary: delete -f of a paused container kills it while frozen: it never runs again" {
-	requires command:pause command:exec
 	# An exec'd process counts as fast as it can into a file in the rootfs
 	# (the init only sleeps: a process other than the init dies only when
 	# the init's death reaches it). Once paused the count must never move

@@ -18,7 +18,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 	install_probe
 	# devprobe PATH...: one line per device, "PATH read=R write=W", R and W
@@ -62,7 +62,6 @@ devices_list_v1() {
 }
 
 @test "devices: a node in linux.devices is denied unless resources.devices allows it (init and exec)" {
-	requires command:exec
 	kmsg_config '[{"allow": false, "access": "rwm"}]'
 	set_args sh -c 'devprobe /dev/kmsg /dev/null /dev/zero /dev/full /dev/urandom /dev/random
 		head -c 5 /dev/zero | wc -c; head -c 7 /dev/urandom | wc -c
@@ -109,7 +108,6 @@ devices_list_v1() {
 }
 
 @test "devices: resources.devices allows a linux.devices node with exactly the access it names" {
-	requires command:exec
 	kmsg_config '[{"allow": false, "access": "rwm"},
 		{"allow": true, "type": "c", "major": 1, "minor": 11, "access": "r"}]'
 	set_args sh -c 'devprobe /dev/kmsg /dev/null; exec sleep 1000'
@@ -165,7 +163,6 @@ exec_blocked_in_cgroup() {
 }
 
 @test "exec --ignore-paused into a paused container does not block resume" {
-	requires command:exec command:pause command:resume
 	set_args sleep 1000
 	run_detached frz
 	wait_for_status frz running
@@ -193,7 +190,6 @@ exec_blocked_in_cgroup() {
 }
 
 @test "exec --ignore-paused into a paused container does not block delete --force" {
-	requires command:exec command:pause
 	set_args sleep 1000
 	run_detached frzd
 	wait_for_status frzd running

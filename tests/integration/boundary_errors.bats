@@ -14,7 +14,7 @@
 load helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 
@@ -121,7 +121,6 @@ requires_memory_controller() {
 }
 
 @test "boundary_errors: start and run fail with the errno and the path when the process cannot be executed" {
-	requires command:start
 	# E2BIG: one argument above the kernel's 128 KiB per-string limit.
 	update_config '.process.args = ["echo", ("a" * 10000000)]'
 	create_container big
@@ -173,7 +172,6 @@ requires_memory_controller() {
 }
 
 @test "boundary_errors: exec --preserve-fds past the open fds and an unwritable --log fail by name" {
-	requires command:exec
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached ctr
 	wait_for_status ctr running
@@ -205,7 +203,6 @@ requires_memory_controller() {
 }
 
 @test "boundary_errors: a failing poststart hook fails start and run and deletes the container" {
-	requires command:start
 	cat >"$BUNDLE/poststart-fail" <<-'EOF'
 		#!/bin/sh
 		echo "poststart refuses"

@@ -26,9 +26,9 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:run command:exec
+	requires root
 	setup_bundle
-	[ -x "$CONFINE_TOOLS/exe_thief" ] || skip "build tests/tools/exe_thief first (make tests/tools/exe_thief)"
+	need_built "$CONFINE_TOOLS/exe_thief"
 	cp "$CONFINE_TOOLS/exe_thief" "$BUNDLE/rootfs/bin/exe_thief"
 	# Attack a copy of the runtime, so a successful attack breaks nothing.
 	RT_COPY="$(mktemp /tmp/brig-test-runtime.XXXXXX)"
@@ -120,7 +120,7 @@ old_kernel() {
 
 @test "boundary_exe: without mount_setattr the created init runs from a sealed copy, not from the runtime's file" {
 	requires brig
-	[ -x "$CONFINE_TOOLS/enosys" ] || skip "build tests/tools/enosys first (make tests/tools/enosys)"
+	need_built "$CONFINE_TOOLS/enosys"
 	set_args true
 	old_kernel "$RUNTIME" --root "$ROOT" create sealed </dev/null >"$BUNDLE/sealed.out" 2>"$BUNDLE/sealed.err" ||
 		{ cat "$BUNDLE/sealed.err" >&2; return 1; }
@@ -138,7 +138,7 @@ old_kernel() {
 
 @test "boundary_exe: without mount_setattr run and exec copy and re-execute once; state does not pay" {
 	requires brig program:strace
-	[ -x "$CONFINE_TOOLS/enosys" ] || skip "build tests/tools/enosys first (make tests/tools/enosys)"
+	need_built "$CONFINE_TOOLS/enosys"
 	set_args sleep 100
 	local trace="$BUNDLE/trace"
 	old_kernel strace -qq -e trace=memfd_create,execveat -o "$trace" \

@@ -28,9 +28,9 @@ load confine_helpers
 MAP_HOST=100000
 
 setup() {
-	requires root command:run command:exec
+	requires root
 	setup_bundle
-	[ -x "$CONFINE_TOOLS/exe_thief" ] || skip "build tests/tools/exe_thief first (make tests/tools/exe_thief)"
+	need_built "$CONFINE_TOOLS/exe_thief"
 	cp "$CONFINE_TOOLS/exe_thief" "$BUNDLE/rootfs/bin/exe_thief"
 	RT_COPY="$(mktemp /tmp/brig-test-runtime.XXXXXX)"
 	cp "$RUNTIME" "$RT_COPY"

@@ -14,8 +14,8 @@ load confine_helpers
 RESET_TENANT="$CONFINE_TOOLS/reset_tenant"
 
 setup() {
-	requires root command:run program:python3
-	[ -x "$RESET_TENANT" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	requires root program:python3
+	need_built "$RESET_TENANT"
 	setup_bundle
 	cp "$RESET_TENANT" "$BUNDLE/rootfs/bin/reset_tenant"
 	update_config '.process.args = ["sleep", "1000"]'

@@ -17,8 +17,8 @@ PROBE="${BUILDDIR:-$SRCDIR}/tests/tools/limit_probe"
 REGISTRY=/run/brig-userns
 
 setup() {
-	requires root command:run
-	[ -x "$PROBE" ] || skip "tests/tools/limit_probe not built"
+	requires root
+	need_built "$PROBE"
 	setup_bundle
 	cp "$PROBE" "$BUNDLE/rootfs/bin/limit_probe"
 	rm "$BUNDLE/config.json"

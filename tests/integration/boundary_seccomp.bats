@@ -20,8 +20,8 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:run
-	[ -x "$SECCOMP_LISTENER" ] || skip "build tests/tools/seccomp_listener first"
+	requires root
+	need_built "$SECCOMP_LISTENER"
 	setup_bundle
 	SOCK="$BUNDLE/agent.sock"
 	AGENT_STATE="$BUNDLE/agent.state"

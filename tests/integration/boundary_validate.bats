@@ -23,7 +23,7 @@ HOST_SYSCTLS="kernel/core_pattern net/ipv4/conf/lo/forwarding fs/mqueue/queues_m
 	kernel/hostname kernel/domainname kernel/msgmax"
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 	declare -gA SAVED_SYSCTL
 	local k
@@ -251,7 +251,6 @@ other_value() {
 
 # exec's own failures exit 255 (as runc's), not the process's status.
 @test "user: exec -u, -g and -p with ids above 2147483647 are refused, never root" {
-	requires command:exec
 	set_args sleep 1000
 	run_detached x
 	local p

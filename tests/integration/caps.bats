@@ -9,7 +9,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 
@@ -177,7 +177,6 @@ status_field() {
 }
 
 @test "caps: exec'd processes get the container's capabilities, and --cap adds" {
-	requires command:exec
 	set_args sleep 100
 	run_detached caps
 	wait_for_status caps running

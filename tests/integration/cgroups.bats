@@ -8,7 +8,7 @@
 load helpers
 
 setup() {
-	requires root command:run command:state command:delete
+	requires root
 	setup_bundle
 }
 
@@ -189,7 +189,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: pause and resume stop and continue the processes" {
-	requires command:pause command:resume
 	# The counter is renamed into place: frozen between a truncate and its
 	# write, a plain `echo >` left the file empty for the whole pause.
 	update_config '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done"]'
@@ -217,7 +216,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: update changes the limits of a running container" {
-	requires command:update
 	update_config '.linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 20}}
 		| .process.args = ["sleep", "100"]'
 	run_detached c1
@@ -234,7 +232,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: update --resources - reads linux.resources JSON from stdin" {
-	requires command:update
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached c1
 	run brig update --resources - c1 <<<'{"pids": {"limit": 13}, "memory": {"limit": 50331648}}'
@@ -245,7 +242,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: a lowered pids limit applies to the running container" {
-	requires command:update
 	update_config '.process.args = ["sh", "-c", "while :; do sleep 0.1; done"]'
 	run_detached c1
 	run brig update --pids-limit 1 c1
@@ -262,7 +258,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: events --stats prints one runc-shaped stats object" {
-	requires command:events
 	update_config '.linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 50}}
 		| .process.args = ["sleep", "100"]'
 	run_detached c1
@@ -279,7 +274,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: events streams stats and reports an OOM kill" {
-	requires command:events
 	# the stream ends by itself when the container stops, 2s after the OOM kill
 	update_config '.linux.resources.memory = {"limit": 16777216, "swap": 16777216}
 		| .process.args = ["sh", "-c", "sleep 1.5; tail /dev/zero; sleep 2"]'
@@ -314,7 +308,6 @@ add_mknod_cap() {
 }
 
 @test "cgroups: delete --force removes a paused container and its cgroups" {
-	requires command:pause
 	update_config '.process.args = ["sh", "-c", "sleep 100 & sleep 100"]'
 	run_detached c1
 	run brig pause c1

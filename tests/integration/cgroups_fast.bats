@@ -15,7 +15,7 @@
 load helpers
 
 setup() {
-	requires root command:create command:delete
+	requires root
 	setup_bundle
 }
 
@@ -97,8 +97,8 @@ strace_kill_at_mkdir() {
 }
 
 @test "cgroups_fast: create killed between the record and its mkdirs: delete -f removes only brig's" {
-	requires brig
-	command -v strace >/dev/null || skip "strace is not installed (the kill is injected with it)"
+	# strace injects the kill
+	requires brig program:strace
 	update_config '.process.args = ["sleep", "100"]'
 	local pre d n
 	# the parent exists, so that every hierarchy takes one mkdir
@@ -271,7 +271,7 @@ strace_kill_at_mkdir() {
 }
 
 @test "cgroups_fast: a process exec'd into a created container finds no host directory among the init's fds" {
-	requires brig command:exec
+	requires brig
 	is_v2 || [ -d /sys/fs/cgroup/unified ] || skip "no cgroup2 hierarchy: the init is cloned into no cgroup2 directory"
 	# hybrid: a parent that exists in cgroup2 keeps the container there
 	# (cgroups_scope.bats), so the init is cloned into it with

@@ -11,7 +11,7 @@
 load helpers
 
 setup() {
-	requires root brig command:run command:state command:delete
+	requires root brig
 	setup_bundle
 	# a test-only top-level parent that exists in no hierarchy yet, so that
 	# nothing can be inherited there

@@ -11,7 +11,7 @@
 load helpers
 
 setup() {
-	requires root command:checkpoint command:restore
+	requires root
 	setup_bundle
 	IMG="$BUNDLE/images"
 	WORK="$BUNDLE/criu-work"
@@ -24,7 +24,7 @@ teardown() {
 # requires_criu: skip unless the criu binary works here, quoting criu.
 requires_criu() {
 	local out
-	command -v criu >/dev/null || skip "criu is not installed (apt-get install criu)"
+	requires program:criu
 	out="$(criu check 2>&1)" && return 0
 	out="$(grep -m3 'Error' <<<"$out" | sed ':a;N;$!ba;s/\n/; /g')"
 	skip "criu cannot run on this kernel ($(uname -r)), criu check says: ${out:-$(criu check 2>&1 | tail -1)}"
@@ -118,7 +118,7 @@ status_of() {
 }
 
 @test "where criu cannot run, checkpoint and restore fail with criu's own error" {
-	command -v criu >/dev/null || skip "criu is not installed (apt-get install criu)"
+	requires program:criu
 	criu check >/dev/null 2>&1 && skip "criu works here (criu check passed)"
 	local criu_err
 	criu_err="$(criu check 2>&1 | grep -m1 'Error' | sed 's/^.*Error ([^)]*): //')"

@@ -95,7 +95,6 @@ check_json_log() {
 }
 
 @test "cli: errors exit 1 and go to stderr, not stdout" {
-	requires command:state
 	run bash -c "\"$RUNTIME\" --root \"$ROOT\" state nosuch 2>/dev/null"
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
@@ -104,7 +103,6 @@ check_json_log() {
 }
 
 @test "cli: --log-format json --log writes one JSON object per line" {
-	requires command:state
 	run "$RUNTIME" --root "$ROOT" --log "$LOGFILE" --log-format json state nosuch
 	[ "$status" -eq 1 ]
 	# the error also reaches stderr
@@ -114,14 +112,12 @@ check_json_log() {
 }
 
 @test "cli: the JSON log escapes quotes, backslashes and control characters" {
-	requires command:state
 	run "$RUNTIME" --root "$ROOT" --log "$LOGFILE" --log-format json state 'a"b\c'
 	[ "$status" -eq 1 ]
 	check_json_log "$LOGFILE"
 }
 
 @test "cli: --debug with a JSON log keeps every line valid JSON" {
-	requires command:list
 	run "$RUNTIME" --debug --root "$ROOT" --log "$LOGFILE" --log-format json list
 	[ "$status" -eq 0 ]
 	if [ -s "$LOGFILE" ]; then
@@ -132,7 +128,6 @@ check_json_log() {
 }
 
 @test "cli: --log with the text format appends the error to the file" {
-	requires command:state
 	echo "earlier line" >"$LOGFILE"
 	run "$RUNTIME" --root "$ROOT" --log "$LOGFILE" state nosuch
 	[ "$status" -eq 1 ]
@@ -141,7 +136,6 @@ check_json_log() {
 }
 
 @test "cli: global flags accept --opt=value and --opt value" {
-	requires command:create command:list command:delete
 	setup_bundle
 	update_config '.process.args = ["sleep", "100"]'
 	timeout -k 5 60 "$RUNTIME" --root="$ROOT" --log="$LOGFILE" --log-format=json create eq </dev/null >/dev/null 2>&1
@@ -158,7 +152,6 @@ check_json_log() {
 }
 
 @test "cli: single-dash long global flags are accepted (-root, -log-format)" {
-	requires command:list
 	# -root takes effect: list finds the container created under $ROOT ...
 	setup_bundle
 	update_config '.process.args = ["sleep", "100"]'
@@ -173,7 +166,6 @@ check_json_log() {
 }
 
 @test "cli: restore accepts containerd's single-dash -no-subreaper" {
-	requires command:restore
 	# containerd passes `restore ... -no-subreaper`; it must parse as the flag,
 	# so the error is about the missing checkpoint, not an unknown option.
 	run "$RUNTIME" --root "$ROOT" restore -no-subreaper --image-path /nonexistent-brig-ckpt ctr
@@ -182,7 +174,6 @@ check_json_log() {
 }
 
 @test "cli: --root is created when missing" {
-	requires command:list
 	rmdir "$ROOT"
 	# list of a missing root lists nothing and, like runc's, makes nothing
 	run "$RUNTIME" --root "$ROOT" list

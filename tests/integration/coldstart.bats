@@ -24,7 +24,7 @@ load helpers
 FSTYPE_SH='fstype() { awk -v m="$1" '"'"'$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") t = $(i + 1) } END { print m, t }'"'"' /proc/self/mountinfo; }'
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 
@@ -140,7 +140,7 @@ teardown() {
 }
 
 @test "coldstart: state's created is RFC 3339 in UTC with nanoseconds, and now" {
-	requires brig command:state
+	requires brig
 	local before after created secs
 	before="$(date -u +%s)"
 	update_config '.process.args = ["sleep", "30"]'

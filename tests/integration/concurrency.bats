@@ -8,7 +8,7 @@ load helpers
 N=20
 
 setup() {
-	requires root command:create command:start command:state command:delete command:kill
+	requires root
 	setup_bundle
 }
 
@@ -91,7 +91,6 @@ wait_all() {
 }
 
 @test "concurrency: $N parallel run -d then parallel kill and delete" {
-	requires command:run
 	make_bundles '["sh", "-c", "trap \"exit 0\" TERM; while :; do sleep 0.05; done"]'
 	local pids=() i
 	for i in $(seq "$N"); do
@@ -180,7 +179,6 @@ wait_all() {
 }
 
 @test "concurrency: list while containers come and go never fails" {
-	requires command:list command:run
 	make_bundles '["true"]'
 	local i pids=()
 	for i in $(seq "$N"); do

@@ -10,7 +10,7 @@ SECCOMP_LISTENER="$CONFINE_TOOLS/seccomp_listener"
 # install_probe [MODE]: copy the static confine_probe into the rootfs
 # (/bin/confine_probe), optionally chmod'ed (e.g. 4755 for setuid root).
 install_probe() {
-	[ -x "$CONFINE_PROBE" ] || skip "build tests/tools/confine_probe first (make tests/tools/confine_probe)"
+	need_built "$CONFINE_PROBE"
 	cp "$CONFINE_PROBE" "$BUNDLE/rootfs/bin/confine_probe"
 	chown 0:0 "$BUNDLE/rootfs/bin/confine_probe"
 	chmod "${1:-0755}" "$BUNDLE/rootfs/bin/confine_probe"

@@ -17,7 +17,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 
@@ -149,7 +149,6 @@ rt_requires() {
 }
 
 @test "dropin: spec adds a cgroup namespace only on a pure cgroup v2 host (#16 item 16)" {
-	requires command:spec
 	SPEC_DIR="$(test_tmpdir spec)"
 	brig spec --bundle "$SPEC_DIR"
 	run jq -r '[.linux.namespaces[].type] | index("cgroup") != null' "$SPEC_DIR/config.json"
@@ -168,7 +167,6 @@ rt_requires() {
 }
 
 @test "dropin: options after the container id are accepted (#16 item 17)" {
-	requires command:update
 	set_args sleep 60
 	run_detached opt1
 	brig update opt1 --pids-limit 77
@@ -203,7 +201,6 @@ rt_requires() {
 }
 
 @test "dropin: checkpoint --parent-path must be relative (#16 item 19)" {
-	requires command:checkpoint
 	set_args sleep 60
 	run_detached cp1
 	run brig checkpoint --image-path "$BUNDLE/img" --parent-path /tmp/elsewhere cp1

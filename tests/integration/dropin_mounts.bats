@@ -18,7 +18,7 @@ load helpers
 MAP_HOST=100000
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 	# mnt DEST prints "OPTIONS TYPE SUPER" of the mount at DEST (mountinfo
 	# fields 6, and type and super options after " - "); the last one wins.

@@ -28,8 +28,9 @@ setup() {
 # notify_setup: the sd_notify client in the rootfs (/bin/sdnotify) and a
 # systemd-style listener at $HOST_SOCK (see listen).
 notify_setup() {
-	[ -x "$SDNOTIFY" ] || skip "build tests/tools/sdnotify first (make tests/tools/sdnotify)"
-	[ -x /usr/bin/python3 ] || skip "test requires python3 on the host (the listener)"
+	need_built "$SDNOTIFY"
+	# the listener (not in the pure v2 VM: see tests/skips.allowed)
+	requires program:python3
 	cp "$SDNOTIFY" "$BUNDLE/rootfs/bin/sdnotify"
 	NOTIFY_DIR="$(test_tmpdir notify)"
 	HOST_SOCK="$NOTIFY_DIR/host.sock"

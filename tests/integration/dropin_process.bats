@@ -139,7 +139,7 @@ in_own_session() {
 
 @test "dropin: exec -t in the foreground clears ONLCR, a console-socket pty keeps it" {
 	requires program:script
-	[ -x "$RECVTTY" ] || skip "recvtty is not built ($RECVTTY)"
+	need_built "$RECVTTY"
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached ctr
 	script -qec "$RUNTIME --root $ROOT exec -t ctr printf 'one\ntwo\n' >$BUNDLE/out" /dev/null </dev/null

@@ -11,7 +11,7 @@ NET_PROBE="$CONFINE_TOOLS/net_probe"
 # egress_net_setup: the two namespaces, the listener, net_probe in the
 # rootfs and the config joining the inside namespace.
 egress_net_setup() {
-	[ -x "$NET_PROBE" ] || skip "build tests/tools/net_probe first"
+	need_built "$NET_PROBE"
 	cp "$NET_PROBE" "$BUNDLE/rootfs/bin/net_probe"
 	NS_IN="brig-egin-$$-${BATS_TEST_NUMBER}"
 	NS_OUT="brig-egout-$$-${BATS_TEST_NUMBER}"

@@ -7,7 +7,7 @@
 load helpers
 
 setup() {
-	requires root command:create
+	requires root
 	setup_bundle
 }
 
@@ -169,7 +169,6 @@ run_fails() {
 }
 
 @test "errors: missing executable fails run the same way" {
-	requires command:run
 	update_config '.process.args = ["nope"]'
 	run_fails ctr
 	if is_brig; then
@@ -195,7 +194,6 @@ run_fails() {
 }
 
 @test "errors: bad signal names fail, name the signal and leave the container alone" {
-	requires command:kill
 	update_config '.process.args = ["sleep", "100"]'
 	create_container ctr
 	brig start ctr

@@ -6,7 +6,7 @@
 load helpers
 
 setup() {
-	requires root command:run command:exec
+	requires root
 	setup_bundle
 	update_config '.process.args = ["sleep", "1000"]'
 	echo "from the bundle" >"$BUNDLE/rootfs/marker"
@@ -304,7 +304,6 @@ start_container() {
 }
 
 @test "exec: a paused container needs --ignore-paused" {
-	requires command:pause command:resume
 	start_container
 	run brig pause ctr
 	[ "$status" -eq 0 ]

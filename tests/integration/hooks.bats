@@ -18,7 +18,7 @@
 load helpers
 
 setup() {
-	requires root command:create command:start command:delete
+	requires root
 	setup_bundle
 	# Hook logs live in the rootfs so that startContainer hooks, which run
 	# inside the container, can write them too.
@@ -289,7 +289,6 @@ hook_order() {
 }
 
 @test "hooks: run executes every hook and deletes the container" {
-	requires command:run
 	set_all_hooks
 	update_config '.process.args = ["sh", "-c", "echo process >> /hooklog/order"]'
 	run brig run ctr </dev/null

@@ -7,7 +7,7 @@
 load helpers
 
 setup() {
-	requires root command:create command:start command:state command:delete
+	requires root
 	setup_bundle
 }
 
@@ -118,7 +118,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill a stopped container fails with 'not running'" {
-	requires command:kill
 	update_config '.process.args = ["true"]'
 	create_container ctr
 	brig start ctr
@@ -131,7 +130,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill a created container stops it" {
-	requires command:kill
 	update_config '.process.args = ["sleep", "100"]'
 	create_container ctr
 	local pid
@@ -192,7 +190,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: every command on a missing container fails naming it" {
-	requires command:kill
 	local cmd
 	for cmd in "start" "state" "kill" "delete"; do
 		run brig $cmd nosuch
@@ -206,7 +203,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill accepts signal names and numbers" {
-	requires command:kill command:run
 	# sh as pid 1 gets TERM only with a handler; it signals readiness after
 	# installing it.
 	update_config '.process.args = ["sh", "-c", "trap \"exit 0\" TERM; touch /ready; while :; do sleep 0.05; done"]'
@@ -225,7 +221,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill delivers the signal the process sees" {
-	requires command:kill command:run
 	# The shell as pid 1 ignores signals it has no handler for, so trap USR1.
 	update_config '.process.args = ["sh", "-c", "trap \"echo got-usr1 > /usr1; exit 7\" USR1; echo ready > /ready; while :; do sleep 0.05; done"]'
 	run_detached ctr
@@ -238,7 +233,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill without a signal sends SIGTERM" {
-	requires command:kill command:run
 	update_config '.process.args = ["sh", "-c", "trap \"echo got-term > /term; exit 0\" TERM; echo ready > /ready; while :; do sleep 0.05; done"]'
 	run_detached ctr
 	local i
@@ -250,7 +244,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill --all signals every process of the container" {
-	requires command:kill command:run
 	# On TERM the child records it and exits; the init waits for the child
 	# first, so the container stops only when the child got the signal too.
 	update_config '.process.args = ["sh", "-c", "sh -c \"trap \\\"echo child-term > /child; exit 0\\\" TERM; touch /child-ready; while :; do sleep 0.05; done\" & trap \"wait; exit 0\" TERM; while :; do sleep 0.05; done"]'
@@ -268,7 +261,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: kill with an unknown signal fails and names it" {
-	requires command:kill command:run
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached ctr
 	local sig
@@ -281,7 +273,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: run exits with the container's status" {
-	requires command:run
 	local code
 	for code in 0 1 42 255; do
 		update_config ".process.args = [\"sh\", \"-c\", \"exit $code\"]"
@@ -296,7 +287,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: run passes stdio through and runs the process" {
-	requires command:run
 	update_config '.process.args = ["sh", "-c", "echo out-$(hostname); echo err >&2; read x; echo in-$x"]'
 	run bash -c "echo hello | \"$RUNTIME\" --root \"$ROOT\" run ctr"
 	[ "$status" -eq 0 ]
@@ -306,7 +296,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: run exits with 128+signal when the container is killed" {
-	requires command:run command:kill
 	update_config '.process.args = ["sleep", "100"]'
 	local rc=0
 	brig run ctr </dev/null >"$BUNDLE/run.out" 2>&1 &
@@ -319,7 +308,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: run exits 128+15 when the process dies of SIGTERM" {
-	requires command:run command:kill
 	# Without a pid namespace the process is not an init, so SIGTERM (no
 	# handler) kills it instead of being ignored.
 	update_config '.process.args = ["sleep", "100"] | .linux.namespaces -= [{"type": "pid"}]'
@@ -333,7 +321,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: run --detach leaves the container running" {
-	requires command:run
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached ctr
 	[ "$(brig state ctr | jq -r .status)" = running ]
@@ -345,7 +332,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: run --keep keeps the stopped container" {
-	requires command:run
 	update_config '.process.args = ["sh", "-c", "exit 3"]'
 	run brig run --keep ctr
 	[ "$status" -eq 3 ]
@@ -401,7 +387,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: list -q, table and json show the containers and statuses" {
-	requires command:list command:run
 	update_config '.process.args = ["sleep", "100"]'
 	set_cgroup_path a
 	create_container a
@@ -441,7 +426,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: list of an empty root prints a header or an empty json array" {
-	requires command:list
 	run brig list -q
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
@@ -467,7 +451,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: the container's process sees its own pid namespace and hostname" {
-	requires command:run
 	update_config '.process.args = ["sh", "-c", "echo pid=$$ host=$(hostname)"]'
 	run brig run ctr
 	[ "$status" -eq 0 ]
@@ -538,7 +521,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: a created container can be paused and resumed" {
-	requires command:pause command:resume
 	update_config '.process.args = ["sh", "-c", "echo started"]'
 	create_container ctr
 	brig pause ctr
@@ -561,7 +543,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: SIGKILL stops a paused container (kill and kill --all), other signals wait" {
-	requires command:pause command:resume
 	update_config '.process.args = ["sh", "-c", "trap \"echo got-usr1 >/tmp/usr1\" USR1; while :; do sleep 0.1; done"]'
 	run_detached ctr
 	brig pause ctr
@@ -591,7 +572,6 @@ expect_no_such_container() {
 }
 
 @test "lifecycle: update records the new resources, a later update keeps them" {
-	requires command:update command:exec
 	update_config '.process.args = ["sleep", "100"]
 		| .linux.resources = {"memory": {"limit": 33554432}}
 		| .mounts += [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",

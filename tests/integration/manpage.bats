@@ -13,7 +13,7 @@ MANPAGE="$SRCDIR/docs/brig.8.md"
 
 setup() {
 	requires brig
-	[ -f "$MANPAGE" ] || skip "no $MANPAGE"
+	need_built "$MANPAGE"
 	TMP="$(mktemp -d /tmp/brig-test-manpage.XXXXXX)"
 }
 

@@ -9,7 +9,7 @@
 load helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 	# mountinfo fields: 5 mount point, 6 per-mount options, then after " - ":
 	# type, source, super options. mnt DEST prints "OPTIONS TYPE SUPER".

@@ -16,7 +16,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root brig command:create program:nsenter program:unshare program:ip
+	requires root brig program:nsenter program:unshare program:ip
 	setup_bundle
 	NS_PID="$(hold_netns)"
 	JOIN_PID=
@@ -272,7 +272,6 @@ netdevs() {
 }
 
 @test "netdev: features reports linux.netDevices" {
-	requires command:features
 	run brig features
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | jq -r .linux.netDevices.enabled)" = true ]

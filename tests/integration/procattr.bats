@@ -9,7 +9,7 @@ load helpers
 load confine_helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 

@@ -9,7 +9,7 @@
 load helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 
@@ -223,7 +223,6 @@ run_in() {
 }
 
 @test "process: socket activation with create and start" {
-	requires command:create command:start
 	echo activated >"$BUNDLE/sock"
 	update_config '.process.args = ["sh", "-c", "echo \"fds=$LISTEN_FDS\"; cat <&3"]'
 	socket_activated self create ctr </dev/null >"$BUNDLE/out" 2>&1 3<"$BUNDLE/sock"
@@ -270,7 +269,6 @@ run_in() {
 }
 
 @test "process: namespaces joined by path" {
-	requires command:create command:delete
 	update_config '.process.args = ["sleep", "100"] | .hostname = "first"'
 	set_cgroup_path a
 	create_container a
@@ -298,7 +296,6 @@ run_in() {
 }
 
 @test "process: joining the pid namespace of another container" {
-	requires command:create command:delete
 	update_config '.process.args = ["sleep", "100"]'
 	set_cgroup_path a
 	create_container a
@@ -356,7 +353,6 @@ run_in() {
 }
 
 @test "process: a missing absolute executable fails create" {
-	requires command:create
 	update_config '.process.args = ["/bin/no-such-binary"]'
 	run brig create ctr </dev/null
 	echo "$output"
@@ -367,7 +363,6 @@ run_in() {
 }
 
 @test "process: an executable that is not executable fails with permission denied" {
-	requires command:create
 	printf '#!/bin/sh\necho hi\n' >"$BUNDLE/rootfs/bin/noexec"
 	chmod 0644 "$BUNDLE/rootfs/bin/noexec"
 	update_config '.process.args = ["/bin/noexec"]'
@@ -379,7 +374,6 @@ run_in() {
 }
 
 @test "process: a failed create leaves no state, cgroup or process behind" {
-	requires command:create command:list
 	# fails late: after namespaces, cgroup and mounts exist
 	update_config '.process.args = ["no-such-binary"]'
 	run brig create ctr </dev/null
@@ -445,7 +439,6 @@ run_in() {
 }
 
 @test "process: joining another container's user namespace (and creating the rest)" {
-	requires command:create command:start command:delete
 	update_config '.process.args = ["sleep", "100"] | .linux.namespaces += [{"type": "user"}]
 		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
 		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'

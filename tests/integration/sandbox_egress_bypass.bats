@@ -25,7 +25,7 @@ load confine_helpers
 load egress_helpers
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 	egress_net_setup
 }

@@ -17,7 +17,7 @@ load confine_helpers
 MAP_HOST=100000
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true"'
 }

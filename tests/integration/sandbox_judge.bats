@@ -310,7 +310,7 @@ HOST_NET_SPELLINGS=(//proc/self/ns/net /proc/./self/ns/net /proc/2/ns/net
 # becomes the sandbox config joined to $NS_IN, running net_probe.
 make_nets() {
 	requires root
-	[ -x "$NET_PROBE" ] || skip "build tests/tools/net_probe first"
+	need_built "$NET_PROBE"
 	NS_IN="brig-judge-in-$$-${BATS_TEST_NUMBER}"
 	NS_OUT="brig-judge-out-$$-${BATS_TEST_NUMBER}"
 	ip netns add "$NS_IN"

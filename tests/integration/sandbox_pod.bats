@@ -14,7 +14,7 @@
 load helpers
 
 setup() {
-	requires root brig command:run
+	requires root brig
 	setup_bundle
 	# what containerd's CRI plugin gives a pause container with the pod's
 	# annotations: the pod's policy, a read-only root, CAP_NET_RAW

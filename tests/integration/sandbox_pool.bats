@@ -15,7 +15,7 @@
 load helpers
 
 setup() {
-	requires root command:pool
+	requires root
 	setup_bundle
 	# A process that says, inside its own layer, that it ran.
 	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true" |
@@ -278,7 +278,6 @@ reset_lines_ok() {
 }
 
 @test "pool: release after a tenant left things behind; the next claimer sees none of it from inside" {
-	requires command:reset
 	local id again out
 	run brig pool fill p --bundle "$BUNDLE" --size 1
 	[ "$status" -eq 0 ]
@@ -331,7 +330,6 @@ reset_lines_ok() {
 }
 
 @test "pool: a release whose reset fails deletes the member (a tenant process escaped the cgroup)" {
-	requires command:reset
 	local id pid d e out
 	# Without a pid namespace an escaped process outlives the init, and
 	# the reset must find it (in the old namespaces) and fail.

@@ -22,7 +22,7 @@ load confine_helpers
 RESET_TENANT="$CONFINE_TOOLS/reset_tenant"
 
 setup() {
-	requires root brig command:reset command:pool
+	requires root brig
 	setup_bundle
 	set_args sleep 1000000
 	update_config '.linux.resources = {"pids": {"limit": 48}}
@@ -139,7 +139,7 @@ netns_of() {
 }
 
 @test "pool fast: the new init is in the pinned network namespace with loopback up, nothing of the tenant's sockets in it" {
-	[ -x "$RESET_TENANT" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	need_built "$RESET_TENANT"
 	cp "$RESET_TENANT" "$BUNDLE/rootfs/bin/reset_tenant"
 	local ns0 ns1 ns2 ns3
 	ns0="$(readlink /proc/self/ns/net)"

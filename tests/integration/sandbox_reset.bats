@@ -19,8 +19,8 @@ load confine_helpers
 RESET_TENANT="$CONFINE_TOOLS/reset_tenant"
 
 setup() {
-	requires root brig command:reset
-	[ -x "$RESET_TENANT" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	requires root brig
+	need_built "$RESET_TENANT"
 	setup_bundle
 	cp "$RESET_TENANT" "$BUNDLE/rootfs/bin/reset_tenant"
 	set_args sleep 1000000
@@ -252,8 +252,9 @@ TENANT_INIT='reset_tenant check >/dev/shm/check 2>&1; reset_tenant leave >/dev/s
 	brig start r4
 	# the tenant mounts below the shared bind: it reaches the host
 	tenant_x r4 'mount -t tmpfs tenant /shared/sub'
-	grep -q " $SHARED_DIR/sub " /proc/self/mountinfo ||
-		skip "the tenant's mount did not propagate to the host on this kernel"
+	# (rshared both ways, as the config asks: a mount that did not reach
+	# the host is brig's failure, not the host's)
+	grep -q " $SHARED_DIR/sub " /proc/self/mountinfo
 	run brig reset r4
 	echo "$output"
 	[ "$status" -eq 1 ]

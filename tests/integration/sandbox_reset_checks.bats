@@ -18,8 +18,8 @@ load confine_helpers
 RESET_TENANT="$CONFINE_TOOLS/reset_tenant"
 
 setup() {
-	requires root brig command:reset
-	[ -x "$RESET_TENANT" ] || skip "build tests/tools/reset_tenant first (make tests/tools/reset_tenant)"
+	requires root brig
+	need_built "$RESET_TENANT"
 	setup_bundle
 	cp "$RESET_TENANT" "$BUNDLE/rootfs/bin/reset_tenant"
 	set_args sleep 1000000

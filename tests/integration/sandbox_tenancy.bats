@@ -11,7 +11,7 @@
 load helpers
 
 setup() {
-	requires root brig command:pool command:reset
+	requires root brig
 	setup_bundle
 	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true"
 		| .process.args = ["sleep", "1000000"]'

@@ -9,7 +9,7 @@ RECVTTY="${RECVTTY:-${BUILDDIR:-$SRCDIR}/tests/tools/recvtty}"
 
 setup() {
 	requires root
-	[ -x "$RECVTTY" ] || skip "recvtty is not built ($RECVTTY)"
+	need_built "$RECVTTY"
 	setup_bundle
 	SOCKDIR="$(test_tmpdir sock)"
 	SOCK="$SOCKDIR/console.sock"
@@ -134,7 +134,7 @@ wait_recvtty() {
 }
 
 @test "tty: foreground run proxies the pty and returns the exit status" {
-	command -v script >/dev/null || skip "script(1) is not installed"
+	requires program:script
 	update_config '.process.terminal = true
 		| .process.args = ["sh", "-c", "echo tty=$(tty); exit 7"]'
 	# script(1) gives the runtime a terminal of its own, as a shell would.

@@ -12,7 +12,7 @@ load confine_helpers
 MAP_HOST=100000
 
 setup() {
-	requires root command:run
+	requires root
 	setup_bundle
 }
 
@@ -124,7 +124,7 @@ with_userns() {
 }
 
 @test "userns: features reports idmap mounts" {
-	requires brig command:features
+	requires brig
 	run brig features
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '.linux.mountExtensions.idmap.enabled' <<<"$output")" = true ]
@@ -162,7 +162,7 @@ rootless_cleanup() {
 }
 
 @test "userns: rootless run as an unprivileged user with --root under XDG_RUNTIME_DIR" {
-	requires program:setpriv command:spec
+	requires program:setpriv
 	local user rt
 	rootless_bundle
 	run as_user sh -c "cd '$RL_DIR' && jq '.process.terminal = false | .root.readonly = false |
@@ -181,7 +181,7 @@ rootless_cleanup() {
 }
 
 @test "userns: rootless exec joins a running container; before start it is refused by name" {
-	requires program:setpriv command:spec
+	requires program:setpriv
 	local user rt
 	rootless_bundle
 	run as_user sh -c "cd '$RL_DIR' && jq '.process.terminal = false | .process.args = [\"sleep\", \"100\"]' config.json >c && mv c config.json"

@@ -318,7 +318,7 @@ test_record (void)
   bool any_made = false;
 
   tap_ok (brig_cgroup_load_record ("manager cgroupfs\npath /brig-unit/x\nshared\n"
-                                   "made /etc\nforeign 123 456\ninit 9 9\n", &cg, &err) == 0,
+                                   "made /etc\nforeign 123 456\ninit 9 9\n", -1, &cg, &err) == 0,
           "record: loads");
   tap_ok (cg && brig_cgroup_is_shared (cg), "record: shared");
   tap_ok (cg && cg->n_foreign == 1 && cg->foreign[0].pid == 123
@@ -329,7 +329,7 @@ test_record (void)
   if (cg && cg->n_dirs > 0)
     {
       text = xasprintf ("manager cgroupfs\npath /brig-unit/x\nmade %s\n", cg->dirs[0].path);
-      brig_cgroup_load_record (text, &cg2, &err);
+      brig_cgroup_load_record (text, -1, &cg2, &err);
       again = cg2 ? brig_cgroup_record (cg2) : NULL;
       free (text);
     }
@@ -340,9 +340,9 @@ test_record (void)
   brig_cgroup_free (cg);
   brig_cgroup_free (cg2);
   cg = NULL;
-  tap_ok (brig_cgroup_load_record ("manager cgroupfs\npath /a/../b\n", &cg, &err) < 0,
+  tap_ok (brig_cgroup_load_record ("manager cgroupfs\npath /a/../b\n", -1, &cg, &err) < 0,
           "record: a path with .. is refused");
-  tap_ok (brig_cgroup_load_record ("path /a\n", &cg, &err) < 0, "record: no manager is refused");
+  tap_ok (brig_cgroup_load_record ("path /a\n", -1, &cg, &err) < 0, "record: no manager is refused");
   brig_error_clear (&err);
 }
 

@@ -17,15 +17,51 @@
 #include "terminal.h"
 #include "utils.h"
 
+/* In a child of its own session (no controlling terminal) with stdio on
+ * /dev/null: exit 0 when a foreground tty is refused with runc's phrase,
+ * then accepted once stdout is a pty's slave (a terminal on brig's side). */
+static int
+foreground_tty_child (void)
+{
+  brig_error err = { 0 };
+  int null = open ("/dev/null", O_RDWR), master = -1, slave = -1;
+
+  if (setsid () < 0 || null < 0)
+    return 10;
+  for (int fd = 0; fd <= 2; fd++)
+    dup2 (null, fd);
+  if (brig_terminal_check_mode (true, false, NULL, &err) == 0)
+    return 11;
+  if (strstr (err.msg, "open /dev/tty: no such device or address") == NULL
+      || strstr (err.msg, "process.terminal") == NULL)
+    return 12;
+  brig_error_clear (&err);
+  if (brig_terminal_open_pty ("/dev/ptmx", NULL, &master, &slave, &err) < 0)
+    return 13;
+  dup2 (slave, STDOUT_FILENO);
+  if (brig_terminal_check_mode (true, false, NULL, &err) < 0)
+    return 14;
+  return 0;
+}
+
 static void
 test_check_mode (void)
 {
   brig_error err = { 0 };
   int r;
 
-  tap_ok (brig_terminal_check_mode (true, false, NULL, &err) == 0, "foreground tty needs no socket");
   tap_ok (brig_terminal_check_mode (true, true, "/s", &err) == 0, "detached tty with a socket");
   tap_ok (brig_terminal_check_mode (false, true, NULL, &err) == 0, "detached without tty");
+  {
+    pid_t pid = fork ();
+    int st = -1;
+    if (pid == 0)
+      _exit (foreground_tty_child ());
+    waitpid (pid, &st, 0);
+    tap_ok (pid > 0 && WIFEXITED (st) && WEXITSTATUS (st) == 0,
+            "foreground tty: refused without a terminal on brig's side (open /dev/tty), "
+            "accepted with one (child status %d)", WIFEXITED (st) ? WEXITSTATUS (st) : -1);
+  }
   r = brig_terminal_check_mode (true, true, NULL, &err);
   tap_ok (r < 0 && strstr (err.msg, "console-socket") != NULL,
           "detached tty without a socket is refused: %s", err.msg);
