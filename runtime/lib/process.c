@@ -126,14 +126,14 @@ brig_process_set_user (const oci_user *u, brig_error *err)
 }
 
 int
-brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
+brig_process_fix_stdio_owner (uid_t uid, gid_t gid, brig_error *err)
 {
-  return brig_process_fix_stdio_owner_known (uid, NULL, 0, err);
+  return brig_process_fix_stdio_owner_known (uid, gid, NULL, 0, err);
 }
 
 int
-brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsigned mask,
-                                    brig_error *err)
+brig_process_fix_stdio_owner_known (uid_t uid, gid_t gid, const struct stat known[3],
+                                    unsigned mask, brig_error *err)
 {
   struct stat pts;
   int have_pts = -1; /* /dev/pts looked up only for a terminal */
@@ -145,7 +145,7 @@ brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsig
         st = known[fd];
       else if (fstat (fd, &st) < 0)
         continue;
-      if (st.st_uid == uid)
+      if (st.st_uid == uid && st.st_gid == gid)
         continue;
       /* Only what the user could not reopen through /proc/self/fd/N: a pipe,
        * a socket, or a terminal of the container's own devpts (the pty brig
@@ -160,14 +160,19 @@ brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsig
         }
       else if (!S_ISFIFO (st.st_mode) && !S_ISSOCK (st.st_mode))
         continue;
-      if (fchown (fd, uid, (gid_t) -1) == 0)
+      /* Both ids, as runc: a process that reopens the fd as its group (a
+       * setgid helper, a uid that differs from the owner) gets the same
+       * access. A gid that is not mapped (EINVAL) still leaves the uid. */
+      if (fchown (fd, uid, gid) == 0
+          || (errno == EINVAL && gid != (gid_t) -1 && fchown (fd, uid, (gid_t) -1) == 0))
         continue;
       /* EINVAL: uid is not mapped in this user namespace; EPERM: the owner
        * is not (or a seccomp filter refuses); EROFS: a read-only /dev. The
        * process can still use the fd it has: go on as runc does. */
       if (errno == EINVAL || errno == EPERM || errno == EROFS)
         continue;
-      return brig_error_errno (err, "chown stdio fd %d to uid %u", fd, (unsigned) uid);
+      return brig_error_errno (err, "chown stdio fd %d to %u:%u", fd, (unsigned) uid,
+                               (unsigned) gid);
     }
   return 0;
 }
@@ -444,6 +449,10 @@ brig_process_add_listen_env (char ***env, int listen_fds)
   /* The pid the process will have: execve keeps ours (1 in a new pid ns). */
   snprintf (buf, sizeof buf, "%d", (int) getpid ());
   env_put (env, "LISTEN_PID", buf);
+  /* The names systemd gave the same fds (sd_listen_fds_with_names(3)). */
+  const char *names = getenv ("LISTEN_FDNAMES");
+  if (names)
+    env_put (env, "LISTEN_FDNAMES", names);
 }
 
 int
@@ -593,7 +602,8 @@ brig_process_become (struct brig_process *pr, brig_error *err)
    * getpgrp() and getsid() read 0. A terminal made us a leader already. */
   if (setsid () < 0 && getsid (0) != getpid ())
     return brig_error_errno (err, "setsid");
-  r = brig_process_fix_stdio_owner_known (u && u->has_uid ? u->uid : 0, pr->stdio_st,
+  r = brig_process_fix_stdio_owner_known (u && u->has_uid ? u->uid : 0,
+                                          u && u->has_gid ? u->gid : 0, pr->stdio_st,
                                           pr->stdio_known, err);
   if (r < 0)
     return r;

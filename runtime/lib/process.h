@@ -88,13 +88,13 @@ int brig_process_set_rlimits (const oci_process *p, brig_error *err);
 int brig_process_set_user (const oci_user *u, brig_error *err);
 
 /* Give stdio that is a pipe, a socket or a pty of the container's /dev/pts
- * (not /dev/null, a file or a host terminal) to uid, so the process can
- * reopen it through /proc/self/fd/N after the uid change, as runc does;
+ * (not /dev/null, a file or a host terminal) to uid:gid, so the process can
+ * reopen it through /proc/self/fd/N after the id change, as runc does;
  * refusals (EINVAL, EPERM, EROFS) are skipped. Call inside the root. */
-int brig_process_fix_stdio_owner (uid_t uid, brig_error *err);
+int brig_process_fix_stdio_owner (uid_t uid, gid_t gid, brig_error *err);
 /* The same, taking fd's stat from known[fd] where bit fd of mask is set. */
-int brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsigned mask,
-                                        brig_error *err);
+int brig_process_fix_stdio_owner_known (uid_t uid, gid_t gid, const struct stat known[3],
+                                        unsigned mask, brig_error *err);
 
 /* Every process.env entry is NAME=value with a non-empty NAME. */
 int brig_process_validate_env (const oci_process *p, brig_error *err);
@@ -111,7 +111,8 @@ int brig_process_validate_user (const oci_user *u, brig_error *err);
  * LISTEN_PID is brig's own pid, else 0. */
 int brig_process_listen_fds (void);
 
-/* Set LISTEN_FDS=listen_fds and LISTEN_PID=getpid() in the malloc'd env. */
+/* Set LISTEN_FDS=listen_fds and LISTEN_PID=getpid() in the malloc'd env, and
+ * brig's own LISTEN_FDNAMES when it has one. */
 void brig_process_add_listen_env (char ***env, int listen_fds);
 
 /* chdir into cwd (relative to the current root). */

@@ -14,6 +14,10 @@
  *                                 program: "detach TYPE: ok|ERRNO", "getfd
  *                                 TYPE: ...", "detach-fd TYPE: ..." per type
  *   net_probe serve PORT          accept TCP on [::]:PORT (v4 too) forever
+ *   net_probe accept FD           accept one connection on the listening
+ *                                 socket FD (socket activation, issue 26),
+ *                                 send it "hello from the container\n",
+ *                                 print "accepted on fd FD" (exit 1 if not)
  *
  * Exit status 0 unless the arguments are wrong. */
 #include <arpa/inet.h>
@@ -232,6 +236,20 @@ do_serve (int port)
     }
 }
 
+static void
+do_accept (int fd)
+{
+  static const char hello[] = "hello from the container\n";
+  int c = accept (fd, NULL, NULL);
+  if (c < 0 || write (c, hello, sizeof hello - 1) != (ssize_t) sizeof hello - 1)
+    {
+      printf ("accept on fd %d: %s\n", fd, ename (errno));
+      exit (1);
+    }
+  close (c);
+  printf ("accepted on fd %d\n", fd);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -248,9 +266,11 @@ main (int argc, char **argv)
     do_detach (argv[2]);
   else if (argc == 3 && strcmp (argv[1], "serve") == 0)
     do_serve (atoi (argv[2]));
+  else if (argc == 3 && strcmp (argv[1], "accept") == 0)
+    do_accept (atoi (argv[2]));
   else
     {
-      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | serve PORT\n");
+      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | serve PORT | accept FD\n");
       return 2;
     }
   return 0;
