@@ -444,6 +444,15 @@ load_damaged (brig_container *c, brig_error *err)
   c->status = BRIG_STATUS_UNKNOWN;
 }
 
+/* A directory with neither state.json nor the ownership record: a create
+ * between its mkdir and its flock (brig_state_claim), or one killed right
+ * there, which left nothing but the directory. */
+static bool
+claim_in_progress (int dirfd)
+{
+  return faccessat (dirfd, BRIG_STATE_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
 static int
 load_common (const struct brig_context *ctx, const char *id, enum brig_lock lock, bool any,
              brig_container **out, brig_error *err)
@@ -496,6 +505,11 @@ load_common (const struct brig_context *ctx, const char *id, enum brig_lock lock
        * can act on (status stopped, no pid). */
       if (lock == BRIG_LOCK_NONE && flock (c->dirfd, LOCK_SH | LOCK_NB) < 0)
         c->status = BRIG_STATUS_CREATING;
+      else if (lock == BRIG_LOCK_NONE && claim_in_progress (c->dirfd))
+        {
+          flock (c->dirfd, LOCK_UN);
+          c->status = BRIG_STATUS_CREATING;
+        }
       else
         {
           if (lock == BRIG_LOCK_NONE)
@@ -545,6 +559,20 @@ brig_container_load (const struct brig_context *ctx, const char *id, enum brig_l
                      brig_container **out, brig_error *err)
 {
   return load_common (ctx, id, lock, false, out, err);
+}
+
+int
+brig_container_load_visible (const struct brig_context *ctx, const char *id,
+                             brig_container **out, brig_error *err)
+{
+  int r = load_common (ctx, id, BRIG_LOCK_NONE, false, out, err);
+  if (r == 0 && (*out)->status == BRIG_STATUS_CREATING)
+    {
+      brig_container_free (*out);
+      *out = NULL;
+      return not_exist (err, id);
+    }
+  return r;
 }
 
 int

@@ -27,6 +27,8 @@ setup() {
 }
 
 teardown() {
+	# a create held by the hook of the state test lets go at once
+	[ -n "${BUNDLE:-}" ] && [ -d "$BUNDLE" ] && touch "$BUNDLE/hook.go"
 	if [ -n "${ACTIVATOR_PID:-}" ]; then
 		kill "$ACTIVATOR_PID" 2>/dev/null || true
 		wait "$ACTIVATOR_PID" 2>/dev/null || true
@@ -91,4 +93,34 @@ connect_and_read() {
 	assert_contains "$output" "err=1000:1001"
 	# /dev/null is the host's: left alone
 	assert_contains "$output" "in=0:0"
+}
+
+@test "state during create: the container does not exist until create has finished" {
+	requires command:create
+	# A createRuntime hook holds create until the test lets it go.
+	update_config '.hooks.createRuntime = [{"path": "/bin/sh", "args": ["sh", "-c",
+		"touch '"$BUNDLE"'/hook.started; i=0; while [ ! -e '"$BUNDLE"'/hook.go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"]}]'
+	update_config '.process.args = ["sleep", "100"]'
+	brig create ctr </dev/null >"$BUNDLE/create.out" 2>&1 &
+	local create_pid=$! i=0
+	while [ ! -e "$BUNDLE/hook.started" ] && [ "$i" -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e "$BUNDLE/hook.started" ]
+	# runc's answer for a container it cannot load yet: an error, status 1.
+	run brig state ctr
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "does not exist"
+	# list leaves it out (runc skips what it cannot load), -q too.
+	run brig list -q
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run brig list --format json
+	[ "$status" -eq 0 ]
+	[ "$(jq length <<<"$output")" -eq 0 ]
+	touch "$BUNDLE/hook.go"
+	wait "$create_pid"
+	cat "$BUNDLE/create.out"
+	# Once create is done, it is there.
+	[ "$(brig state ctr | jq -r .status)" = created ]
+	[ "$(brig list -q)" = ctr ]
 }
