@@ -12,6 +12,7 @@
 
 #include "caps.h"
 #include "container_create.h"
+#include "groups.h"
 #include "lsm.h"
 #include "procattr.h"
 #include "paths.h"
@@ -195,6 +196,26 @@ validate_egress (struct create_ctx *c, brig_error *err)
 }
 
 /* Everything that can be checked before touching the system. */
+/* run.oci.keep_original_groups: only where the kept groups stay what they
+ * are (groups.h); rootless, the kernel keeps them anyway. */
+static int
+validate_keep_groups (const struct create_ctx *c, brig_error *err)
+{
+  _cleanup_free_ char *map = NULL;
+  bool keep;
+  int r = brig_keep_groups_parse (c->cfg->annotations, &keep, err);
+
+  if (r < 0 || !keep || c->rootless)
+    return r;
+  if (c->ns.join_fd[BRIG_NS_USER] >= 0)
+    return brig_error_set (err, 0, "annotation " BRIG_KEEP_GROUPS_ANNOTATION ": not with a "
+                           "joined user namespace (linux.namespaces path), whose gid mapping "
+                           "brig cannot read to check that it maps the caller's groups");
+  if (c->ns.new_flags & CLONE_NEWUSER)
+    map = brig_keep_groups_map_text (c->cfg->linux);
+  return brig_keep_groups_check (map, err);
+}
+
 int
 create_validate_config (struct create_ctx *c, brig_error *err)
 {
@@ -257,6 +278,8 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   if ((r = brig_sysctl_validate (cfg, &c->ns, err)) < 0
       || (r = brig_process_validate_user (p ? p->user : NULL, err)) < 0
       || (lx && (r = brig_ns_validate_id_maps (lx, err)) < 0))
+    return r;
+  if (cfg->annotations && (r = validate_keep_groups (c, err)) < 0)
     return r;
   if (cfg->hooks)
     {

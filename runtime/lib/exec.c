@@ -47,6 +47,7 @@
 
 #include "cgroup.h"
 #include "exec.h"
+#include "groups.h"
 #include "log.h"
 #include "lsm.h"
 #include "namespaces.h"
@@ -279,6 +280,7 @@ struct exec_child {
   const oci_console_size *size; /* the pty's initial size or NULL */
   bool proxied;          /* the pty comes back to brig (no console socket) */
   int preserve_fds;
+  bool keep_groups;      /* run.oci.keep_original_groups (groups.h) */
   struct brig_cgroup_self *cg_self; /* v1 `tasks` fds C1 writes "0" to, or NULL */
   int cgfd;              /* cgroup2 directory C2 is cloned into, or -1 */
   int joined[2];         /* C2 -> C1: errno of its self-join */
@@ -426,6 +428,7 @@ run_process (struct exec_child *x)
     goto fail;
 
   brig_process_init (&pr, x->p, x->seccomp, x->preserve_fds);
+  pr.keep_groups = x->keep_groups;
   pr.seccomp_early = x->seccomp != NULL && !x->p->no_new_privileges;
   if (brig_seccomp_uses_notify (x->seccomp))
     pr.notify_sock = x->sync;
@@ -820,7 +823,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   brig_seccomp *sc = NULL;
   brig_cgroup *cg = NULL;
   struct brig_cgroup_self cs = { .n = 0 };
-  bool self = false;
+  bool self = false, keep_groups = false;
   int cgfd = -1;
   int sync[2] = { -1, -1 }, console[2] = { -1, -1 };
   struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
@@ -861,6 +864,12 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   if (r < 0)
     goto out;
   r = brig_lsm_validate (cfg, p, err);
+  if (r < 0)
+    goto out;
+  /* the caller's groups, where they stay what they are (groups.h) */
+  r = brig_keep_groups_parse (cfg->annotations, &keep_groups, err);
+  if (r == 0 && keep_groups && !c->st.rootless)
+    r = brig_keep_groups_check_pid (c->st.pid, err);
   if (r < 0)
     goto out;
 
@@ -931,7 +940,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
     {
       struct exec_child x = {
         .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
-        .console = console[1], .preserve_fds = o->preserve_fds,
+        .console = console[1], .preserve_fds = o->preserve_fds, .keep_groups = keep_groups,
         .size = p->console_size, .proxied = o->console_socket == NULL,
         .cg_self = self ? &cs : NULL, .cgfd = cgfd, .joined = { -1, -1 },
       };

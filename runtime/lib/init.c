@@ -35,6 +35,7 @@
 #include <linux/sched.h>
 
 #include "container_internal.h"
+#include "groups.h"
 #include "hooks.h"
 #include "log.h"
 #include "lsm.h"
@@ -213,7 +214,12 @@ setup_namespaces (struct init_state *s, brig_error *err)
         return brig_error_errno (err, "setgid 0 in the user namespace");
       if (setresuid (0, 0, 0) < 0)
         return brig_error_errno (err, "setuid 0 in the user namespace");
-      setgroups (0, NULL);
+      /* unless the config keeps the caller's (groups.h: create checked
+       * that the namespace maps every one of them) */
+      bool keep = false;
+      (void) brig_keep_groups_parse (a->cfg->annotations, &keep, NULL);
+      if (!keep)
+        setgroups (0, NULL);
     }
   return 0;
 }
@@ -418,6 +424,8 @@ brig_init_main (struct brig_init_args *a)
   if (brig_seccomp_uses_notify (a->seccomp))
     pr.notify_sock = a->sync_fd;
   pr.listen_fds = a->o->listen_fds;
+  /* create checked the value and where keeping the groups is safe */
+  (void) brig_keep_groups_parse (a->cfg->annotations, &pr.keep_groups, NULL);
 
   run_init (&s, &pr, &err);
   if (s.parent_listens)

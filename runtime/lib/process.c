@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "groups.h"
 #include "log.h"
 #include "process.h"
 #include "sysctl.h"
@@ -100,7 +101,7 @@ setgroups_denied (void)
 }
 
 int
-brig_process_set_user (const oci_user *u, brig_error *err)
+brig_process_set_user (const oci_user *u, bool keep_groups, brig_error *err)
 {
   uid_t uid = u && u->has_uid ? u->uid : 0;
   gid_t gid = u && u->has_gid ? u->gid : 0;
@@ -111,8 +112,14 @@ brig_process_set_user (const oci_user *u, brig_error *err)
   if (brig_process_validate_user (u, err) < 0)
     return -EINVAL;
   /* setgroups with an empty list too: the container must not keep brig's
-   * supplementary groups. */
-  if (setgroups (u ? u->additional_gids_len : 0, u ? u->additional_gids : NULL) < 0)
+   * supplementary groups, unless the config asks for them (groups.h). */
+  if (keep_groups)
+    {
+      int r = brig_keep_groups_apply (u, err);
+      if (r < 0)
+        return r;
+    }
+  else if (setgroups (u ? u->additional_gids_len : 0, u ? u->additional_gids : NULL) < 0)
     {
       if (!(errno == EPERM && setgroups_denied () && (u == NULL || u->additional_gids_len == 0)))
         return brig_error_errno (err, "setgroups (process.user.additionalGids)");
@@ -627,7 +634,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     chdir_done = true;
   else if (errno != EACCES && errno != EPERM)
     return brig_process_chdir (p->cwd, err);
-  r = brig_process_set_user (u, err);
+  r = brig_process_set_user (u, pr->keep_groups, err);
   if (r < 0)
     return r;
   /* Non-dumpable before the capabilities drop, which is what would let a

@@ -43,6 +43,8 @@ struct brig_process {
                                stay open (before the preserved ones) and
                                LISTEN_FDS/LISTEN_PID go into the env */
   int preserve_fds;         /* the next preserve_fds fds stay open */
+  bool keep_groups;         /* run.oci.keep_original_groups (groups.h): keep
+                               the caller's supplementary groups */
   /* What fds 0..2 are, when the caller already knows (bit fd of
    * stdio_known; the init, from rootfs_pivot): become's
    * brig_process_fix_stdio_owner then need not fstat them again. */
@@ -83,9 +85,10 @@ int brig_process_exec (struct brig_process *pr, brig_error *err);
 /* setrlimit for every process.rlimits entry ("RLIMIT_NOFILE", ...). */
 int brig_process_set_rlimits (const oci_process *p, brig_error *err);
 
-/* setgroups(additionalGids) (skipped when /proc/self/setgroups is "deny"),
+/* setgroups(additionalGids) (skipped when /proc/self/setgroups is "deny";
+ * with keep_groups the caller's groups plus additionalGids, groups.h),
  * setresgid, setresuid and umask (default 0022) from user (NULL: root). */
-int brig_process_set_user (const oci_user *u, brig_error *err);
+int brig_process_set_user (const oci_user *u, bool keep_groups, brig_error *err);
 
 /* Give stdio that is a pipe, a socket or a pty of the container's /dev/pts
  * (not /dev/null, a file or a host terminal) to uid:gid, so the process can

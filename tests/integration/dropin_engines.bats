@@ -124,3 +124,92 @@ connect_and_read() {
 	[ "$(brig state ctr | jq -r .status)" = created ]
 	[ "$(brig list -q)" = ctr ]
 }
+
+# as_caller_with_groups GIDS ARGS...: the runtime with ARGS, run by a root
+# whose supplementary groups are exactly GIDS (comma-separated), as podman's
+# conmon would be for a user's groups.
+as_caller_with_groups() {
+	local gids="$1"
+	shift
+	setpriv --groups "$gids" -- timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
+}
+
+@test "keep_original_groups: the process keeps the caller's groups and can use them" {
+	requires program:setpriv
+	# A file only group 27 may read.
+	echo secret27 >"$BUNDLE/rootfs/g27"
+	chown 0:27 "$BUNDLE/rootfs/g27"
+	chmod 0640 "$BUNDLE/rootfs/g27"
+	update_config '.process.user = {"uid": 1000, "gid": 1000}'
+	set_args sh -c 'grep "^Groups:" /proc/self/status; cat /g27 || echo denied'
+	# Without the annotation brig drops them, as runc.
+	run as_caller_with_groups 5,27 run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^Groups:[[:space:]]*$ ]]
+	assert_contains "$output" denied
+	# With it (podman --group-add keep-groups), the process holds 5 and 27
+	# and reads the file through 27.
+	update_config '.annotations["run.oci.keep_original_groups"] = "1"'
+	run as_caller_with_groups 5,27 run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^Groups:[[:space:]]*5\ 27[[:space:]]*$ ]]
+	[ "${lines[1]}" = secret27 ]
+	# additionalGids come on top of them.
+	update_config '.process.user.additionalGids = [100, 27]'
+	run as_caller_with_groups 5,27 run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^Groups:[[:space:]]*5\ 27\ 100[[:space:]]*$ ]]
+	# Engines learn that it loosens a boundary.
+	brig features | jq -e '.potentiallyUnsafeConfigAnnotations | index("run.oci.keep_original_groups")'
+}
+
+@test "keep_original_groups: exec keeps the exec caller's groups" {
+	requires program:setpriv
+	update_config '.annotations["run.oci.keep_original_groups"] = "true" | .process.args = ["sleep", "100"]'
+	run_detached ctr
+	run as_caller_with_groups 29 exec --user 1000:1000 ctr grep "^Groups:" /proc/self/status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^Groups:[[:space:]]*29[[:space:]]*$ ]]
+}
+
+@test "keep_original_groups: refused where a kept group would hide in a user namespace" {
+	requires program:setpriv
+	update_config '.annotations["run.oci.keep_original_groups"] = "1"
+		| .linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	set_args sh -c 'grep "^Groups:" /proc/self/status'
+	# Host group 27 is not mapped: inside it would read as 65534 and still
+	# open what host group 27 may open.
+	run as_caller_with_groups 27 run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "annotation run.oci.keep_original_groups: the caller's group 27 is not mapped"
+	assert_no_leftovers ctr
+	# A mapped one is kept under its container id.
+	run as_caller_with_groups 100027 run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^Groups:[[:space:]]*27[[:space:]]*$ ]]
+	# A value that is neither on nor off is an error naming the annotation.
+	update_config '.annotations["run.oci.keep_original_groups"] = "yes"'
+	run brig run ctr </dev/null
+	[ "$status" -eq 1 ]
+	assert_contains "$output" 'annotation run.oci.keep_original_groups: "yes" is not 1, true, 0 or false'
+}
+
+@test "keep_original_groups: brig check names host gid 0 among the groups it would keep" {
+	requires program:setpriv command:check
+	update_config '.process.user = {"uid": 1000, "gid": 1000}
+		| .annotations["run.oci.keep_original_groups"] = "1"'
+	run setpriv --groups 0,5 -- "$RUNTIME" check --bundle "$BUNDLE" --format json
+	echo "$output"
+	[ "$(jq -r '[.findings[] | select(.rule == "root-user") | .path] | join(",")' <<<"$output")" = 'annotations["run.oci.keep_original_groups"]' ]
+	# A caller without group 0 keeps nothing of the host's root.
+	run setpriv --groups 5 -- "$RUNTIME" check --bundle "$BUNDLE" --format json
+	[ "$(jq '[.findings[] | select(.rule == "root-user")] | length' <<<"$output")" -eq 0 ]
+}
