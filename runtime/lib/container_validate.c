@@ -22,6 +22,7 @@
 #include "sandbox/reset_internal.h"
 #include "sysctl.h"
 #include "terminal.h"
+#include "userns_auto.h"
 #include "utils.h"
 
 #ifndef CLONE_NEWTIME
@@ -265,9 +266,10 @@ create_validate_config (struct create_ctx *c, brig_error *err)
     return r;
   if (c->ns.new_flags & CLONE_NEWUSER)
     {
-      if (lx->uid_mappings_len == 0 || lx->gid_mappings_len == 0)
-        return brig_error_set (err, EINVAL, "linux.uidMappings and linux.gidMappings are "
-                               "required with a new user namespace");
+      /* none given: brig's own ids, never host root (userns_auto.h) */
+      r = brig_userns_default_maps (c->cfg->linux, err);
+      if (r < 0)
+        return r;
     }
   else if (lx && (lx->uid_mappings_len || lx->gid_mappings_len)
            && c->ns.join_fd[BRIG_NS_USER] < 0)
