@@ -632,9 +632,14 @@ create_common (struct create_ctx *c, brig_error *err)
   r = create_load_bundle (c, err);
   if (r < 0)
     return r;
-  r = create_validate_config (c, err);
+  /* the caller's fds, not the config: before its check */
+  r = brig_process_check_fds (c->o->listen_fds, c->o->preserve_fds, err);
   if (r < 0)
     return r;
+  /* runc's words for a config it cannot apply, which scripts match */
+  r = create_validate_config (c, err);
+  if (r < 0)
+    return brig_error_wrap (err, "invalid configuration");
   /* Before anything exists, so a refused config leaves nothing behind. */
   r = brig_policy_enforce (c->ctx->policy, c->cfg, err);
   if (r < 0)
@@ -646,8 +651,8 @@ create_common (struct create_ctx *c, brig_error *err)
   /* The programs would filter the foreign processes too, and stay attached
    * to a cgroup brig never removes. */
   if (shared && c->egress)
-    return brig_error_set (err, 0, "annotations." BRIG_EGRESS_KEY ": cannot be applied to a "
-                           "cgroup shared with other processes (annotations."
+    return brig_error_set (err, 0, "annotation " BRIG_EGRESS_KEY ": cannot be applied to a "
+                           "cgroup shared with other processes (annotation "
                            BRIG_CGROUP_SHARED_ANNOTATION "=true)");
 
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p

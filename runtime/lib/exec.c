@@ -342,7 +342,7 @@ join_container (struct exec_child *x, brig_error *err)
   /* Both were opened by pid: the pidfd tells whether it is still the init. */
   if (syscall (SYS_pidfd_send_signal, x->c->pidfd, 0, NULL, 0) < 0)
     {
-      r = brig_error_set (err, ESRCH, "container \"%s\" is not running", x->c->id);
+      r = brig_error_say (err, ESRCH, "container \"%s\" is not running", x->c->id);
       goto out;
     }
   for (int t = 0; t < BRIG_NS_COUNT; t++)
@@ -703,7 +703,7 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
   brig_sync_msg_clear (&msg);
   if (pid <= 0 || self)
     {
-      r = pid <= 0 ? brig_error_set (err, EPROTO, "exec: no pid from the joining process")
+      r = pid <= 0 ? brig_error_say (err, EPROTO, "exec: no pid from the joining process")
                    : expect_joined (c, brig_cgroup_path (cg), pid, sync, &unlocked, err);
       if (self)
         {
@@ -774,7 +774,7 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       if (msg.type == BRIG_SYNC_ERROR)
         r = brig_error_set_raw (err, msg.code, msg.data);
       else
-        r = brig_error_set (err, EPROTO, "exec: unexpected message %u", msg.type);
+        r = brig_error_say (err, EPROTO, "exec: unexpected message %u", msg.type);
       brig_sync_msg_clear (&msg);
       goto reap_child;
     }

@@ -395,7 +395,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
         return r;
     }
   if (pr->p == NULL)
-    return brig_error_set (err, EINVAL, "config.json has no process to start");
+    return brig_error_say (err, EINVAL, "config.json has no process to start");
   return brig_process_exec (pr, err);
 }
 

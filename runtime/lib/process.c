@@ -80,7 +80,7 @@ brig_process_set_rlimits (const oci_process *p, brig_error *err)
       int res = rlimit_from_name (rl->type);
       struct rlimit lim = { .rlim_cur = rl->soft, .rlim_max = rl->hard };
       if (res < 0)
-        return brig_error_set (err, EINVAL, "process.rlimits[%zu]: unknown rlimit \"%s\"", i,
+        return brig_error_say (err, EINVAL, "process.rlimits[%zu]: unknown rlimit \"%s\"", i,
                                rl->type);
       if (setrlimit (res, &lim) < 0)
         return brig_error_errno (err, "setrlimit %s", rl->type);
@@ -237,6 +237,30 @@ is_executable_file (const char *path)
   return stat (path, &st) == 0 && S_ISREG (st.st_mode) && may_execute (path) == 0;
 }
 
+/* strerror(e) as Go (runc) words it: no capital ("no such file or
+ * directory"), so that what engines match in runc's message (podman:
+ * "no such file or directory", "permission denied") is in brig's. No
+ * system call: this also runs after a failed execve, under seccomp. */
+static const char *
+errno_words (int e, char buf[64])
+{
+  snprintf (buf, 64, "%s", strerror (e));
+  if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+    buf[0] = (char) (buf[0] - 'A' + 'a');
+  return buf;
+}
+
+/* runc's "exec: \"ARG0\": <errno>" for a process.args[0] that cannot be
+ * run, errno taken from errno. */
+static int
+exec_lookup_error (const char *arg0, brig_error *err)
+{
+  char words[64];
+  int e = errno;
+  return brig_error_say (err, e, "exec: \"%s\": %s (process.args[0])", arg0,
+                         errno_words (e, words));
+}
+
 int
 brig_process_find_executable (const char *arg0, char *const *env, char **path,
                               brig_error *err)
@@ -244,16 +268,17 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
   const char *p, *dirs;
 
   if (arg0 == NULL || *arg0 == '\0')
-    return brig_error_set (err, EINVAL, "process.args must not be empty");
+    return brig_error_say (err, EINVAL, "process.args must not be empty");
   if (strchr (arg0, '/'))
     {
       struct stat st;
       if (stat (arg0, &st) < 0)
-        return brig_error_errno (err, "exec \"%s\"", arg0);
+        return exec_lookup_error (arg0, err);
       if (S_ISDIR (st.st_mode))
-        return brig_error_set (err, EACCES, "exec \"%s\": is a directory", arg0);
+        return brig_error_say (err, EACCES, "exec: \"%s\": is a directory (process.args[0])",
+                               arg0);
       if (may_execute (arg0) < 0)
-        return brig_error_errno (err, "exec \"%s\"", arg0);
+        return exec_lookup_error (arg0, err);
       *path = xstrdup (arg0);
       return 0;
     }
@@ -273,7 +298,11 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
         }
       p = *end ? end + 1 : end;
     }
-  return brig_error_set (err, ENOENT, "executable file \"%s\" not found in $PATH", arg0);
+  if (dirs == NULL)
+    return brig_error_say (err, ENOENT, "exec: \"%s\": executable file not found in $PATH "
+                           "(process.env has no PATH)", arg0);
+  return brig_error_say (err, ENOENT, "exec: \"%s\": executable file not found in $PATH "
+                         "(PATH=%.200s%s)", arg0, dirs, strlen (dirs) > 200 ? "..." : "");
 }
 
 /* Index of NAME's entry in v[0..n), or n. */
@@ -385,7 +414,7 @@ brig_process_validate_env (const oci_process *p, brig_error *err)
    * without '=' is undefined: refused, as runc does. */
   for (size_t i = 0; p && p->env && i < p->env_len; i++)
     if (p->env[i] == NULL || strchr (p->env[i], '=') == NULL || p->env[i][0] == '=')
-      return brig_error_set (err, EINVAL, "process.env[%zu]: invalid environment variable \"%s\"",
+      return brig_error_say (err, EINVAL, "process.env[%zu]: invalid environment variable \"%s\"",
                              i, p->env[i] ? p->env[i] : "");
   return 0;
 }
@@ -396,14 +425,14 @@ brig_process_validate_user (const oci_user *u, brig_error *err)
   if (u == NULL)
     return 0;
   if (u->has_uid && u->uid > BRIG_ID_MAX)
-    return brig_error_set (err, EINVAL, "process.user.uid: %u is out of range (0-%u)",
+    return brig_error_say (err, EINVAL, "process.user.uid: %u is out of range (0-%u)",
                            (unsigned) u->uid, BRIG_ID_MAX);
   if (u->has_gid && u->gid > BRIG_ID_MAX)
-    return brig_error_set (err, EINVAL, "process.user.gid: %u is out of range (0-%u)",
+    return brig_error_say (err, EINVAL, "process.user.gid: %u is out of range (0-%u)",
                            (unsigned) u->gid, BRIG_ID_MAX);
   for (size_t i = 0; i < u->additional_gids_len; i++)
     if (u->additional_gids[i] > BRIG_ID_MAX)
-      return brig_error_set (err, EINVAL, "process.user.additionalGids[%zu]: %u is out of range "
+      return brig_error_say (err, EINVAL, "process.user.additionalGids[%zu]: %u is out of range "
                              "(0-%u)", i, (unsigned) u->additional_gids[i], BRIG_ID_MAX);
   return 0;
 }
@@ -500,10 +529,10 @@ brig_process_validate_hostname (const char *hostname, const char *domainname,
   /* The kernel's limit for both (sethostname/setdomainname EINVAL): refused
    * here, before anything exists, rather than by the init. */
   if (hostname && strlen (hostname) > HOST_NAME_MAX)
-    return brig_error_set (err, EINVAL, "config.json: hostname is %zu bytes long: at most %d "
+    return brig_error_say (err, EINVAL, "config.json: hostname is %zu bytes long: at most %d "
                            "are allowed", strlen (hostname), HOST_NAME_MAX);
   if (domainname && strlen (domainname) > HOST_NAME_MAX)
-    return brig_error_set (err, EINVAL, "config.json: domainname is %zu bytes long: at most %d "
+    return brig_error_say (err, EINVAL, "config.json: domainname is %zu bytes long: at most %d "
                            "are allowed", strlen (domainname), HOST_NAME_MAX);
   return 0;
 }
@@ -525,15 +554,17 @@ int
 brig_process_check_fds (int listen_fds, int preserve_fds, brig_error *err)
 {
   if (preserve_fds < 0)
-    return brig_error_set (err, EINVAL, "--preserve-fds must not be negative");
+    return brig_error_say (err, EINVAL, "--preserve-fds must not be negative");
   /* Stops at the first hole: a huge count costs one syscall, not millions. */
   for (int fd = 3; fd < 3 + listen_fds + preserve_fds; fd++)
     if (fcntl (fd, F_GETFD) < 0)
       {
         bool listen = fd < 3 + listen_fds;
-        return brig_error_set (err, EBADF, "%s=%d: fd %d is not open",
+        return brig_error_say (err, EBADF, "%s=%d: fd %d (%s-fd %d) is not open",
                                listen ? "LISTEN_FDS" : "--preserve-fds",
-                               listen ? listen_fds : preserve_fds, fd);
+                               listen ? listen_fds : preserve_fds, fd,
+                               listen ? "listen" : "preserved",
+                               listen ? fd - 3 : fd - 3 - listen_fds);
       }
   return 0;
 }
@@ -548,7 +579,7 @@ brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err)
       _cleanup_free_ char *path = NULL;
       int r;
       if (name == NULL)
-        return brig_error_set (err, EINVAL, "linux.sysctl: invalid key \"%s\"", sysctl->keys[i]);
+        return brig_error_say (err, EINVAL, "linux.sysctl: invalid key \"%s\"", sysctl->keys[i]);
       path = xasprintf ("/proc/sys/%s", name);
       r = brig_write_string_at (AT_FDCWD, path, sysctl->values[i]);
       if (r < 0)
@@ -662,7 +693,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     {
       char here[4096];
       if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
-        return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
+        return brig_error_say (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
     }
   pr->envp = brig_process_build_env (p);
   if (pr->listen_fds > 0)
@@ -688,11 +719,16 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
   if (r < 0)
     return r;
   execve (pr->exec_path, pr->p->args, pr->envp);
-  /* E2BIG, or what changed since the lookup (ENOENT, EACCES, ENOEXEC) */
-  if (strcmp (pr->exec_path, pr->p->args[0]) == 0)
-    return brig_error_errno (err, "exec process.args[0] \"%s\"", pr->exec_path);
-  return brig_error_errno (err, "exec process.args[0] \"%s\" (%s)", pr->p->args[0],
-                           pr->exec_path);
+  /* E2BIG, or what changed since the lookup (ENOENT, EACCES, ENOEXEC).
+   * runc's words first ("exec PATH: <errno>"), then which field and what
+   * the errno means here. */
+  char words[64];
+  int e = errno;
+  const char *why = e == ENOENT ? ": the file or its #! interpreter is missing"
+                    : e == E2BIG ? ": the arguments and environment exceed the kernel's limit"
+                    : "";
+  return brig_error_say (err, e, "exec %s: %s (process.args[0] \"%s\"%s)", pr->exec_path,
+                         errno_words (e, words), pr->p->args[0], why);
 }
 
 int

@@ -68,7 +68,7 @@ void brig_process_clear (struct brig_process *pr);
 
 /* Everything up to (not including) the last step, see above. Errors name the
  * setting: "setrlimit RLIMIT_NOFILE: Operation not permitted", or
- * `executable file "X" not found in $PATH: No such file or directory`. */
+ * `exec: "X": executable file not found in $PATH (PATH=...)`. */
 int brig_process_become (struct brig_process *pr, brig_error *err);
 
 /* Load the seccomp filter now unless it is loaded already (with
@@ -123,8 +123,9 @@ int brig_process_chdir (const char *cwd, brig_error *err);
 
 /* Resolve args[0] with the PATH of env (a name with a '/' is taken as is),
  * checking X_OK with the caller's effective ids and capabilities, as execve
- * will; *path is malloc'd. Missing: `executable file "X" not found in $PATH: No
- * such file or directory`. */
+ * will; *path is malloc'd. Errors in runc's words, brig's detail after them:
+ * `exec: "X": executable file not found in $PATH (PATH=...)`, `exec: "/x": no
+ * such file or directory (process.args[0])`. */
 int brig_process_find_executable (const char *arg0, char *const *env, char **path,
                                   brig_error *err);
 

@@ -44,15 +44,15 @@ int
 brig_state_check_id (const char *id, brig_error *err)
 {
   if (id == NULL || *id == '\0')
-    return brig_error_set (err, EINVAL, "invalid container id: empty");
+    return brig_error_say (err, EINVAL, "invalid container id: empty");
   if (strcmp (id, ".") == 0 || strcmp (id, "..") == 0 || strlen (id) > 1024)
-    return brig_error_set (err, EINVAL, "invalid container id \"%s\"", id);
+    return brig_error_say (err, EINVAL, "invalid container id \"%s\"", id);
   for (const char *p = id; *p; p++)
     {
       char c = *p;
       if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
             || c == '_' || c == '-' || c == '.' || c == '+'))
-        return brig_error_set (err, EINVAL,
+        return brig_error_say (err, EINVAL,
                                "invalid container id \"%s\": only [A-Za-z0-9_+.-] are allowed", id);
     }
   return 0;
@@ -743,7 +743,7 @@ brig_container_config (const brig_container *c, oci_config **cfg, brig_error *er
   *cfg = oci_config_parse_data (buf, len, "config.json", &perr);
   if (*cfg == NULL)
     {
-      r = brig_error_set (err, EINVAL, "container \"%s\": %s", c->id,
+      r = brig_error_say (err, EINVAL, "container \"%s\": %s", c->id,
                           perr.msg ? perr.msg : "invalid config.json");
       free (perr.msg);
       return r;
@@ -757,11 +757,11 @@ brig_container_signal (brig_container *c, int sig, brig_error *err)
   if (c->pidfd < 0)
     brig_container_refresh (c);
   if (c->pidfd < 0)
-    return brig_error_set (err, ESRCH, "container not running");
+    return brig_error_say (err, ESRCH, "container not running");
   if (syscall (SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0) < 0)
     {
       if (errno == ESRCH)
-        return brig_error_set (err, ESRCH, "container not running");
+        return brig_error_say (err, ESRCH, "container not running");
       return brig_error_errno (err, "kill container \"%s\" (pid %d)", c->id, (int) c->st.pid);
     }
   return 0;

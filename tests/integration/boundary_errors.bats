@@ -128,13 +128,13 @@ requires_memory_controller() {
 	run brig start big
 	echo "start big -> $status: ${output:0:300}"
 	[ "$status" -eq 1 ]
-	assert_contains "$output" "Argument list too long"
+	assert_contains "$output" "argument list too long"
 	assert_contains "$output" "echo"
 	wait_for_status big stopped
 
 	try run bigrun
 	[ "$status" -eq 1 ]
-	assert_contains "$output" "Argument list too long"
+	assert_contains "$output" "argument list too long"
 	assert_contains "$output" "/bin/echo"
 	[ ! -e "$ROOT/bigrun" ]
 

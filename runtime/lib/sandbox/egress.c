@@ -197,13 +197,13 @@ resolve_dns (brig_egress_policy *p, const char *name, uint16_t port, brig_error 
 
   r = brig_dns_resolve (name, &p->dns_deadline, a, &n, err);
   if (r < 0)
-    return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY);
+    return brig_error_wrap (err, "annotation " BRIG_EGRESS_ALLOW_KEY);
   for (size_t i = 0; i < n; i++)
     {
       char text[INET6_ADDRSTRLEN], *old = list;
       inet_ntop (a[i].family, a[i].addr, text, sizeof text);
       if (dns_forbidden (&a[i]))
-        return brig_error_set (err, EPERM, BRIG_EGRESS_ALLOW_KEY ": host \"%s\" resolves "
+        return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_ALLOW_KEY ": host \"%s\" resolves "
                                "through DNS to %s, which only an address or /etc/hosts may "
                                "allow", name, text);
       add_rule (p, a[i].family, a[i].addr, a[i].family == AF_INET ? 32 : 128, port, true,
@@ -227,7 +227,7 @@ resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_erro
   size_t found = 0;
 
   if (brig_read_file_at (AT_FDCWD, "/etc/hosts", &buf, NULL, err) < 0)
-    return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY ": resolve \"%s\"", name);
+    return brig_error_wrap (err, "annotation " BRIG_EGRESS_ALLOW_KEY ": resolve \"%s\"", name);
   for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
       char *hash = strchr (line, '#'), *ws = NULL, *addr, *tok;
@@ -274,13 +274,13 @@ parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool all
   int family;
 
   if (strlen (entry) >= sizeof buf)
-    return brig_error_set (err, EINVAL, "%s: entry \"%.40s...\" is too long", key, entry);
+    return brig_error_say (err, EINVAL, "annotation %s: entry \"%.40s...\" is too long", key, entry);
   strcpy (buf, entry);
   if (buf[0] == '[')
     {
       char *close = strchr (buf, ']');
       if (close == NULL || (close[1] != '\0' && close[1] != ':'))
-        return brig_error_set (err, EINVAL, "%s: \"%s\" is not [IPv6-CIDR]:port", key, entry);
+        return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is not [IPv6-CIDR]:port", key, entry);
       *close = '\0';
       host = buf + 1;
       if (close[1] == ':')
@@ -293,9 +293,9 @@ parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool all
       *port_s++ = '\0';
     }
   if (port_s && parse_port (port_s, &port) < 0)
-    return brig_error_set (err, EINVAL, "%s: \"%s\": port must be 1-65535", key, entry);
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\": port must be 1-65535", key, entry);
   if (port && !allow)
-    return brig_error_set (err, EINVAL, "%s: \"%s\": deny entries are CIDRs without a port",
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\": deny entries are CIDRs without a port",
                            key, entry);
   if (parse_cidr (host, &family, a, &prefix) == 0)
     {
@@ -305,7 +305,7 @@ parse_entry (brig_egress_policy *p, const char *key, const char *entry, bool all
     }
   if (!allow || !valid_hostname (host) || isdigit ((unsigned char) host[strlen (host) - 1])
       || strchr (host, '/'))
-    return brig_error_set (err, EINVAL, "%s: \"%s\" is not a CIDR%s", key, entry,
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is not a CIDR%s", key, entry,
                            allow ? ", CIDR:port or hostname[:port]" : "");
   return resolve_hosts (p, host, port, err);
 }
@@ -328,7 +328,7 @@ parse_list (brig_egress_policy *p, const char *key, const char *value, bool allo
       if (*tok == '\0')
         continue;
       if (++n > MAX_ENTRIES)
-        return brig_error_set (err, E2BIG, "%s: more than %d entries", key, MAX_ENTRIES);
+        return brig_error_say (err, E2BIG, "annotation %s: more than %d entries", key, MAX_ENTRIES);
       r = parse_entry (p, key, tok, allow, err);
       if (r < 0)
         return r;
@@ -354,12 +354,12 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       if (strncmp (k, BRIG_EGRESS_KEY, sizeof BRIG_EGRESS_KEY - 1) == 0
           && strcmp (k, BRIG_EGRESS_KEY) != 0 && strcmp (k, BRIG_EGRESS_ALLOW_KEY) != 0
           && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0)
-        return brig_error_set (err, EINVAL, "annotations: unknown key \"%s\" (known: "
+        return brig_error_say (err, EINVAL, "annotation %s: unknown key (known: "
                                BRIG_EGRESS_KEY ", " BRIG_EGRESS_ALLOW_KEY ", "
                                BRIG_EGRESS_DENY_KEY ")", k);
     }
   if (mode == NULL)
-    return brig_error_set (err, EINVAL, "annotations: %s needs " BRIG_EGRESS_KEY
+    return brig_error_say (err, EINVAL, "annotation %s: needs " BRIG_EGRESS_KEY
                            " (none, public or allowlist)",
                            allow ? BRIG_EGRESS_ALLOW_KEY : BRIG_EGRESS_DENY_KEY);
   p = xmalloc0 (sizeof *p);
@@ -373,13 +373,13 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   else
     {
       brig_egress_policy_free (p);
-      return brig_error_set (err, EINVAL, BRIG_EGRESS_KEY ": \"%s\" is not none, public or "
+      return brig_error_say (err, EINVAL, "annotation " BRIG_EGRESS_KEY ": \"%s\" is not none, public or "
                              "allowlist", mode);
     }
   if (p->mode == BRIG_EGRESS_NONE && allow && *allow)
     {
       brig_egress_policy_free (p);
-      return brig_error_set (err, EINVAL, BRIG_EGRESS_ALLOW_KEY ": not allowed with "
+      return brig_error_say (err, EINVAL, "annotation " BRIG_EGRESS_ALLOW_KEY ": not allowed with "
                              BRIG_EGRESS_KEY "=none (use allowlist)");
     }
 
@@ -427,14 +427,14 @@ brig_egress_check_caps (const oci_process *p, bool new_userns, brig_error *err)
     return 0;
   /* AF_PACKET sockets send frames below IP, where no cgroup program runs */
   if (has_cap (c, "CAP_NET_RAW"))
-    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants "
+    return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": process.capabilities grants "
                            "CAP_NET_RAW, whose packet sockets bypass the egress policy; "
                            "drop it");
   /* Outside a user namespace of its own these are the host's: enough to
    * detach the programs from the container's cgroup. */
   for (size_t i = 0; !new_userns && i < BRIG_ARRAY_SIZE (admin); i++)
     if (has_cap (c, admin[i]))
-      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": process.capabilities grants %s "
+      return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": process.capabilities grants %s "
                              "without a user namespace: it could detach the egress "
                              "policy; drop it or add a user namespace", admin[i]);
   return 0;
