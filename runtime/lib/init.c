@@ -424,6 +424,7 @@ brig_init_main (struct brig_init_args *a)
   if (brig_seccomp_uses_notify (a->seccomp))
     pr.notify_sock = a->sync_fd;
   pr.listen_fds = a->o->listen_fds;
+  pr.caps_checked = true; /* create_validate_config warned */
   /* create checked the value and where keeping the groups is safe */
   (void) brig_keep_groups_parse (a->cfg->annotations, &pr.keep_groups, NULL);
 

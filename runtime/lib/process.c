@@ -648,7 +648,8 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   r = brig_process_set_rlimits (p, err);
   if (r < 0)
     return r;
-  r = brig_caps_prepare (p->capabilities, u && u->has_uid ? u->uid : 0, err);
+  r = brig_caps_prepare (p->capabilities, u && u->has_uid ? u->uid : 0, !pr->caps_checked,
+                         err);
   if (r < 0)
     return r;
   if (pr->seccomp_early)

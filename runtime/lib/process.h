@@ -45,6 +45,8 @@ struct brig_process {
   int preserve_fds;         /* the next preserve_fds fds stay open */
   bool keep_groups;         /* run.oci.keep_original_groups (groups.h): keep
                                the caller's supplementary groups */
+  bool caps_checked;        /* the parent warned of unknown capability names
+                               (brig_caps_check): do not warn again */
   /* What fds 0..2 are, when the caller already knows (bit fd of
    * stdio_known; the init, from rootfs_pivot): become's
    * brig_process_fix_stdio_owner then need not fstat them again. */

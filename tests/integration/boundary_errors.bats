@@ -147,7 +147,7 @@ requires_memory_controller() {
 	echo "start noent -> $status: $output"
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "/bin/noint"
-	assert_contains "$output" "No such file or directory"
+	assert_contains "$output" "no such file or directory"
 	wait_for_status noent stopped
 
 	# EACCES: the program lost its execute bit after create.
@@ -160,7 +160,7 @@ requires_memory_controller() {
 	echo "start acces -> $status: $output"
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "/bin/noexec"
-	assert_contains "$output" "Permission denied"
+	assert_contains "$output" "permission denied"
 	wait_for_status acces stopped
 	[ ! -s "$BUNDLE/acces.out" ]
 

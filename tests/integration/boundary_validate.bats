@@ -318,7 +318,7 @@ other_value() {
 	rm -rf "$BUNDLE/rootfs/proc"
 	ln -s "$HOST_DIR" "$BUNDLE/rootfs/proc"
 	set_args cat /proc/self/status
-	run_fails p "mount proc to /proc: /proc in the rootfs is a symlink"
+	run_fails p "mount proc to /proc: /proc must be mounted on ordinary directory: /proc in the rootfs is a symlink"
 	[ -z "$(ls -A "$HOST_DIR")" ]
 	[ ! -e "$BUNDLE/rootfs$HOST_DIR" ]
 	! grep -q " $HOST_DIR " /proc/self/mountinfo || false
@@ -338,12 +338,12 @@ other_value() {
 	[ -z "$(ls -A "$BUNDLE/rootfs/tmp/s")" ]
 	rm "$BUNDLE/rootfs/sys"
 	touch "$BUNDLE/rootfs/sys"
-	run_fails s "mount sysfs to /sys: /sys in the rootfs is not a directory"
+	run_fails s "mount sysfs to /sys: /sys must be mounted on ordinary directory: /sys in the rootfs is not a directory"
 	rm "$BUNDLE/rootfs/sys"
 	mkdir "$BUNDLE/rootfs/sys"
 	rm -rf "$BUNDLE/rootfs/proc"
 	touch "$BUNDLE/rootfs/proc"
-	run_fails s "mount proc to /proc: /proc in the rootfs is not a directory"
+	run_fails s "mount proc to /proc: /proc must be mounted on ordinary directory: /proc in the rootfs is not a directory"
 }
 
 @test "rootfs: /dev that is a symlink is refused, with a /dev mount and without" {

@@ -10,7 +10,8 @@
 #   - For a person: no errno text glued onto a message that states its own
 #     reason; every annotation error begins "annotation KEY:"; start of a
 #     running container names it; delete of a running one points at
-#     --force; pool drain says what it did; run prints nothing of its own and
+#     --force; pool drain says what it did; an unknown capability is warned
+#     about once; run prints nothing of its own and
 #     exits with the process's status, as the README says (item 17).
 # Every refusal also leaves nothing behind. Any cgroup mode unless a test
 # says (the frozen cgroup: a v1 freezer or a pure v2 host).
@@ -222,4 +223,12 @@ fails_with() {
 	[ -z "$output" ]
 	grep -q "^brig run demo; echo \$? .*brig exits with the process's status" "$SRCDIR/README.md"
 	! grep -q "print the exit status" "$SRCDIR/README.md"
+}
+
+@test "messages: an unknown capability is warned about once, not once by brig and again by the init" {
+	update_config '.process.capabilities.bounding += ["CAP_NO_SUCH"] | .process.args = ["true"]'
+	run brig run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'unknown capability "CAP_NO_SUCH"' <<<"$output")" -eq 1 ]
 }
