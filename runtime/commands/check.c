@@ -40,7 +40,7 @@ load_container_config (struct brig_globals *g, const char *id, oci_config **cfg,
     .rootless = g->rootless, .debug = g->debug,
   };
   brig_container *c = NULL;
-  int r = brig_container_load (&ctx, id, BRIG_LOCK_NONE, &c, err);
+  int r = brig_container_load_visible (&ctx, id, &c, err);
   if (r < 0)
     return r;
   r = brig_container_config (c, cfg, err);

@@ -78,6 +78,13 @@ cmd_list (struct brig_globals *g, int argc, char **argv)
        * delete --force removes it. */
       if (brig_container_load_any (&ctx, *id, BRIG_LOCK_NONE, &ct, NULL) < 0)
         continue; /* deleted meanwhile */
+      /* Not there until its create has finished, as in runc and crun (state
+       * answers that it does not exist). */
+      if (ct->status == BRIG_STATUS_CREATING)
+        {
+          brig_container_free (ct);
+          continue;
+        }
       if (quiet)
         printf ("%s\n", *id);
       else

@@ -29,7 +29,7 @@ pool_usage (FILE *out)
            "  release  reset a claimed member (prints the checks as `brig reset`) and\n"
            "           make it available again; a failed reset deletes it (exit 1)\n"
            "  status   the members, their pool state and container status, counts\n"
-           "  drain    delete every member (force) and the pool\n");
+           "  drain    delete every member (force) and the pool; prints how many\n");
 }
 
 static void
@@ -233,6 +233,7 @@ pool_drain (struct brig_globals *g, int argc, char **argv)
 {
   struct brig_context ctx;
   brig_error err = { 0 };
+  size_t deleted;
   bool help;
 
   if (parse ("pool drain", argc, argv, NULL, NULL, NULL, &help) < 0)
@@ -240,9 +241,12 @@ pool_drain (struct brig_globals *g, int argc, char **argv)
   if (help)
     return pool_usage (stdout), 0;
   context_of (g, &ctx);
-  if (brig_pool_drain (&ctx, argv[optind], &err) < 0)
+  if (brig_pool_drain (&ctx, argv[optind], &deleted, &err) < 0)
     return cli_fail (&err);
-  return 0;
+  /* Say what was done: a silent drain reads as one that did nothing. */
+  printf ("pool \"%s\" drained: %zu member%s deleted, the pool removed\n", argv[optind],
+          deleted, deleted == 1 ? "" : "s");
+  return fflush (stdout) == 0 ? 0 : 1;
 }
 
 int

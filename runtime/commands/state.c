@@ -29,7 +29,7 @@ cmd_state (struct brig_globals *g, int argc, char **argv)
       }
   if (cli_require_args ("state", argc, argv, optind, 1) < 0)
     return 1;
-  if (brig_container_load (&ctx, argv[optind], BRIG_LOCK_NONE, &c, &err) < 0)
+  if (brig_container_load_visible (&ctx, argv[optind], &c, &err) < 0)
     return cli_fail (&err);
   json = brig_container_state_json (c, -1, true);
   brig_container_free (c);

@@ -112,11 +112,11 @@ brig_caps_check (const oci_capabilities *caps)
 }
 
 int
-brig_caps_prepare (const oci_capabilities *caps, uid_t uid, brig_error *err)
+brig_caps_prepare (const oci_capabilities *caps, uid_t uid, bool warn, brig_error *err)
 {
   struct cap_sets s;
 
-  parse_sets (caps, &s, true);
+  parse_sets (caps, &s, warn);
   /* The kernel clears the permitted set only when the uids all leave 0
      (capabilities(7)); execve resets the flag, so it is never cleared
      here. */

@@ -136,7 +136,7 @@ brig_events_open (const struct brig_context *ctx, const char *id, brig_events **
                   brig_error *err)
 {
   brig_events *ev = xmalloc0 (sizeof *ev);
-  int r = brig_container_load (ctx, id, BRIG_LOCK_NONE, &ev->c, err);
+  int r = brig_container_load_visible (ctx, id, &ev->c, err);
   if (r == 0 && ev->c->status == BRIG_STATUS_STOPPED)
     r = brig_error_set (err, 0, "container \"%s\" is not running", id);
   if (r == 0)

@@ -91,8 +91,9 @@ check_existing (brig_cgroup *cg, size_t i, bool shared, brig_error *err)
 
   if (dir_frozen (d, &what))
     return brig_error_set (err, 0,
-                           "linux.cgroupsPath: cgroup %s is frozen (%s): the container "
-                           "could not run in it", d->path, what);
+                           "container's cgroup unexpectedly frozen: linux.cgroupsPath: "
+                           "cgroup %s is frozen (%s), the container could not run in it",
+                           d->path, what);
   r = brig_cgroup_read_pids (d->path, &pids, &n, err);
   if (r < 0)
     return brig_error_wrap (err, "linux.cgroupsPath");
@@ -100,9 +101,10 @@ check_existing (brig_cgroup *cg, size_t i, bool shared, brig_error *err)
     return 0;
   if (!shared)
     return brig_error_set (err, 0,
-                           "linux.cgroupsPath: cgroup %s already holds %zu process%s brig "
-                           "did not start (annotation " BRIG_CGROUP_SHARED_ANNOTATION
-                           "=true shares it)", d->path, n, n == 1 ? "" : "es");
+                           "container's cgroup is not empty: linux.cgroupsPath: cgroup %s "
+                           "already holds %zu process%s brig did not start (annotation "
+                           BRIG_CGROUP_SHARED_ANNOTATION "=true shares it)", d->path, n,
+                           n == 1 ? "" : "es");
   for (size_t k = 0; k < n; k++)
     add_foreign (cg, pids[k]);
   return 0;
@@ -218,17 +220,17 @@ brig_cgroup_load_record (const char *text, int dirfd, brig_cgroup **out, brig_er
       {
         /* one of each: a record with two was not written by brig */
         if (manager)
-          return brig_error_set (err, EINVAL, "the cgroup record names two managers");
+          return brig_error_say (err, EINVAL, "the cgroup record names two managers");
         manager = v;
       }
     else if ((v = line_value (line, "path")))
       {
         if (path)
-          return brig_error_set (err, EINVAL, "the cgroup record names two paths");
+          return brig_error_say (err, EINVAL, "the cgroup record names two paths");
         path = v;
       }
   if (manager == NULL)
-    return brig_error_set (err, EINVAL, "the cgroup record names no manager");
+    return brig_error_say (err, EINVAL, "the cgroup record names no manager");
   r = brig_cgroup_load (manager, path, &cg, err);
   if (r < 0)
     return r;

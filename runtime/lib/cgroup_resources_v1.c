@@ -47,8 +47,8 @@ brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r, b
     return -EINVAL;
 
   if (r->unified && r->unified->len > 0 && !v2)
-    return brig_error_set (err, 0, "linux.resources.unified: requires cgroup v2 (this host is %s)",
-                           brig_cgroup_mode_name (cg->mode));
+    return brig_error_set (err, 0, "invalid configuration: linux.resources.unified: requires "
+                           "cgroup v2 (this host is %s)", brig_cgroup_mode_name (cg->mode));
   for (size_t i = 0; r->unified && i < r->unified->len; i++)
     {
       const char *k = r->unified->keys[i];
@@ -118,7 +118,7 @@ memory_limits (const char *dir, const oci_memory *m, bool update, brig_error *er
       uint64_t usage = 0;
       if (brig_cgroup_read_u64 (dir, "memory.usage_in_bytes", &usage) == 0
           && usage > (uint64_t) m->limit)
-        return brig_error_set (err, EBUSY, "linux.resources.memory.limit %" PRId64
+        return brig_error_say (err, EBUSY, "linux.resources.memory.limit %" PRId64
                                ": below the current usage %" PRIu64 " (checkBeforeUpdate)",
                                m->limit, usage);
     }

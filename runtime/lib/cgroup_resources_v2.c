@@ -31,7 +31,7 @@ apply_memory (const char *dir, const oci_memory *m, bool update, brig_error *err
           uint64_t usage = 0;
           if (brig_cgroup_read_u64 (dir, "memory.current", &usage) == 0
               && usage > (uint64_t) m->limit)
-            return brig_error_set (err, EBUSY, "linux.resources.memory.limit %" PRId64
+            return brig_error_say (err, EBUSY, "linux.resources.memory.limit %" PRId64
                                    ": below the current usage %" PRIu64 " (checkBeforeUpdate)",
                                    m->limit, usage);
         }

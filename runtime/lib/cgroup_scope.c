@@ -226,7 +226,7 @@ join_all (brig_cgroup *cg, const char *dir, brig_error *err)
         break;
       if (pass == 10)
         {
-          r = brig_error_set (err, EAGAIN, "%s: the container's processes keep forking; "
+          r = brig_error_say (err, EAGAIN, "%s: the container's processes keep forking; "
                               "pause it and retry", dir);
           break;
         }
@@ -258,7 +258,7 @@ grow (brig_cgroup *cg, size_t k, const oci_resources *res,
 
   /* never a directory someone else made: brig removes what it made only */
   if (stat (d->path, &st) == 0)
-    return brig_error_set (err, EEXIST, "cgroup %s: the container is not in it, and brig "
+    return brig_error_say (err, EEXIST, "cgroup %s: the container is not in it, and brig "
                            "did not make it", d->path);
   if (record && (r = record (d->path, data, err)) < 0)
     return r;

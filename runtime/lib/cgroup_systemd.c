@@ -272,7 +272,7 @@ run_job (sd_bus *bus, sd_bus_message *call, const char *what, brig_error *err)
     return brig_error_set (err, r < 0 ? -r : ETIMEDOUT, "systemd: %s: waiting for job %s", what, path);
   if (strcmp (w.result, "done") != 0)
     {
-      r = brig_error_set (err, EIO, "systemd: %s: job %s", what, w.result);
+      r = brig_error_say (err, EIO, "systemd: %s: job %s", what, w.result);
       free (w.result);
       return r;
     }

@@ -217,7 +217,7 @@ brig_cgroup_v1_freeze (const char *dir, bool freeze, brig_error *err)
         {
           if (freeze)
             brig_cgroup_write (dir, "freezer.state", "THAWED", NULL);
-          return brig_error_set (err, EBUSY, "%s: freezer.state is %s, wanted %s", dir, state,
+          return brig_error_say (err, EBUSY, "%s: freezer.state is %s, wanted %s", dir, state,
                                  want);
         }
       sleep_us (delay);

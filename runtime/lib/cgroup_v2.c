@@ -137,7 +137,7 @@ brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err)
         {
           if (freeze)
             brig_cgroup_write (dir, "cgroup.freeze", "0", NULL);
-          return brig_error_set (err, EBUSY, "%s: cgroup.events does not say frozen %d",
+          return brig_error_say (err, EBUSY, "%s: cgroup.events does not say frozen %d",
                                  dir, freeze);
         }
       sleep_us (delay);

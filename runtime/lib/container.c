@@ -83,7 +83,8 @@ connect_exec_socket (brig_container *c, int *fd, brig_error *err)
       int e = errno;
       close (s);
       if (e == ECONNREFUSED || e == ENOENT)
-        return brig_error_set (err, 0, "cannot start a container that has stopped");
+        return brig_error_set (err, 0, "cannot start a container that has stopped: \"%s\" "
+                               "(delete it, then create it again)", c->id);
       return brig_error_set (err, e, "connect to the exec socket");
     }
   *fd = s;
@@ -128,12 +129,14 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
     case BRIG_STATUS_CREATED:
       break;
     case BRIG_STATUS_STOPPED:
-      return brig_error_set (err, 0, "cannot start a container that has stopped");
+      return brig_error_set (err, 0, "cannot start a container that has stopped: \"%s\" "
+                             "(delete it, then create it again)", c->id);
     case BRIG_STATUS_RUNNING:
-      return brig_error_set (err, 0, "cannot start an already running container");
+      return brig_error_set (err, 0, "cannot start an already running container: \"%s\"",
+                             c->id);
     default:
-      return brig_error_set (err, 0, "cannot start a container in the %s state",
-                             brig_status_name (c->status));
+      return brig_error_set (err, 0, "cannot start a container in the %s state: \"%s\"",
+                             brig_status_name (c->status), c->id);
     }
   /* runtime-spec 1.3: start MUST fail when process was not set. The
    * container stays created; delete removes it. */
@@ -417,7 +420,8 @@ delete_container (const struct brig_context *ctx, const char *id, bool force, bo
                            "delete --force removes the container", id, ctx->state_root, id,
                            c->damaged);
   if ((c->status == BRIG_STATUS_RUNNING || c->status == BRIG_STATUS_PAUSED) && !force)
-    return brig_error_set (err, 0, "cannot delete container %s that is not stopped: %s", id,
+    return brig_error_set (err, 0, "cannot delete container %s that is not stopped: %s "
+                           "(delete --force kills it first)", id,
                            brig_status_name (c->status));
 
   r = load_cgroup (c, &cg, err);

@@ -694,9 +694,15 @@ create_common (struct create_ctx *c, brig_error *err)
   r = create_load_bundle (c, err);
   if (r < 0)
     return r;
-  r = create_validate_config (c, err);
+  /* the caller's fds, not the config: before its check */
+  r = brig_process_check_fds (c->o->listen_fds, c->o->preserve_fds, err);
   if (r < 0)
     return r;
+  /* runc's words for a config it cannot apply, which scripts match (the
+   * node policy is judged in there too: create_validate_config) */
+  r = create_validate_config (c, err);
+  if (r < 0)
+    return brig_error_wrap (err, "invalid configuration");
   p = c->cfg->process;
   r = create_cgroup_shared (c->cfg, &shared, err);
   if (r < 0)
@@ -704,8 +710,8 @@ create_common (struct create_ctx *c, brig_error *err)
   /* The programs would filter the foreign processes too, and stay attached
    * to a cgroup brig never removes. */
   if (shared && c->egress)
-    return brig_error_set (err, 0, "annotations." BRIG_EGRESS_KEY ": cannot be applied to a "
-                           "cgroup shared with other processes (annotations."
+    return brig_error_set (err, 0, "annotation " BRIG_EGRESS_KEY ": cannot be applied to a "
+                           "cgroup shared with other processes (annotation "
                            BRIG_CGROUP_SHARED_ANNOTATION "=true)");
 
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p

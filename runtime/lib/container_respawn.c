@@ -74,11 +74,11 @@ brig_container_respawn_prepare (const struct brig_context *ctx, const char *id, 
   c->cfg = cfg;
   rs->prep = p;
   if (rs->old->bundle == NULL || rs->old->rootfs == NULL || *rs->old->rootfs != '/')
-    return brig_error_set (err, EINVAL, "state.json: no bundle or rootfs recorded");
+    return brig_error_say (err, EINVAL, "state.json: no bundle or rootfs recorded");
   c->bundle = xstrdup (rs->old->bundle);
   c->rootfs = xstrdup (rs->old->rootfs);
   if (cfg->process && cfg->process->has_terminal && cfg->process->terminal)
-    return brig_error_set (err, EINVAL, "process.terminal: a container with a terminal "
+    return brig_error_say (err, EINVAL, "process.terminal: a container with a terminal "
                            "cannot be reset (no console socket to hand it to)");
   /* The same checks as create, on the saved config: they build the
    * namespace plan and the seccomp program (from the cache) again. The
@@ -90,7 +90,7 @@ brig_container_respawn_prepare (const struct brig_context *ctx, const char *id, 
   /* run.brig.userns=auto: the range create took stays the container's */
   uint32_t base;
   if ((r = brig_userns_auto_recorded (c->dirfd, &base)) < 0)
-    return brig_error_set (err, -r, "annotations." BRIG_USERNS_KEY "=auto: no id range "
+    return brig_error_set (err, -r, "annotation " BRIG_USERNS_KEY "=auto: no id range "
                            "recorded in the state directory");
   brig_userns_auto_apply (c->cfg, base, &c->userns);
   return 0;
@@ -177,7 +177,7 @@ brig_container_respawn (struct brig_respawn *rs, brig_error *err)
   int r;
 
   if (p == NULL)
-    return brig_error_set (err, EINVAL, "respawn: not prepared");
+    return brig_error_say (err, EINVAL, "respawn: not prepared");
   c = &p->c;
   /* The new init's stdio is /dev/null, not the caller's: reset's output is
    * its report, and a caller reading it to the end must not wait for the

@@ -12,6 +12,7 @@
 
 #include "caps.h"
 #include "container_create.h"
+#include "groups.h"
 #include "lsm.h"
 #include "procattr.h"
 #include "paths.h"
@@ -22,6 +23,7 @@
 #include "sandbox/reset_internal.h"
 #include "sysctl.h"
 #include "terminal.h"
+#include "userns_default.h"
 #include "utils.h"
 
 #ifndef CLONE_NEWTIME
@@ -80,7 +82,7 @@ create_load_bundle (struct create_ctx *c, brig_error *err)
   c->cfg = oci_config_parse_data (c->config_buf, c->config_len, "config.json", &perr);
   if (c->cfg == NULL)
     {
-      r = brig_error_set (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
+      r = brig_error_say (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
       free (perr.msg);
       return r;
     }
@@ -96,7 +98,7 @@ create_load_bundle (struct create_ctx *c, brig_error *err)
         return brig_error_errno (err, "config.json: generate the edited config");
     }
   if (c->cfg->root == NULL || c->cfg->root->path == NULL || *c->cfg->root->path == '\0')
-    return brig_error_set (err, EINVAL, "config.json: root.path is required");
+    return brig_error_say (err, EINVAL, "config.json: root.path is required");
   {
     _cleanup_free_ char *p = c->cfg->root->path[0] == '/'
       ? xstrdup (c->cfg->root->path)
@@ -128,11 +130,11 @@ validate_rlimits (const oci_process *p, brig_error *err)
   for (size_t i = 0; i < p->rlimits_len; i++)
     for (size_t j = 0; j < i; j++)
       if (strcmp (p->rlimits[i].type, p->rlimits[j].type) == 0)
-        return brig_error_set (err, EINVAL, "process.rlimits: duplicate entry for %s",
+        return brig_error_say (err, EINVAL, "process.rlimits: duplicate entry for %s",
                                p->rlimits[i].type);
   for (size_t i = 0; i < p->rlimits_len; i++)
     if (p->rlimits[i].soft > p->rlimits[i].hard)
-      return brig_error_set (err, EINVAL, "process.rlimits[%zu] (%s): soft limit above hard limit",
+      return brig_error_say (err, EINVAL, "process.rlimits[%zu] (%s): soft limit above hard limit",
                              i, p->rlimits[i].type);
   return 0;
 }
@@ -143,10 +145,10 @@ validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
   for (size_t i = 0; i < n; i++)
     {
       if (h[i].path == NULL || h[i].path[0] != '/')
-        return brig_error_set (err, EINVAL, "hooks.%s[%zu].path: must be an absolute path",
+        return brig_error_say (err, EINVAL, "hooks.%s[%zu].path: must be an absolute path",
                                kind, i);
       if (h[i].has_timeout && h[i].timeout <= 0)
-        return brig_error_set (err, EINVAL, "hooks.%s[%zu].timeout: must be positive", kind, i);
+        return brig_error_say (err, EINVAL, "hooks.%s[%zu].timeout: must be positive", kind, i);
     }
   return 0;
 }
@@ -211,6 +213,26 @@ validate_egress (struct create_ctx *c, brig_error *err)
 }
 
 /* Everything that can be checked before touching the system. */
+/* run.oci.keep_original_groups: only where the kept groups stay what they
+ * are (groups.h); rootless, the kernel keeps them anyway. */
+static int
+validate_keep_groups (const struct create_ctx *c, brig_error *err)
+{
+  _cleanup_free_ char *map = NULL;
+  bool keep;
+  int r = brig_keep_groups_parse (c->cfg->annotations, &keep, err);
+
+  if (r < 0 || !keep || c->rootless)
+    return r;
+  if (c->ns.join_fd[BRIG_NS_USER] >= 0)
+    return brig_error_set (err, 0, "annotation " BRIG_KEEP_GROUPS_ANNOTATION ": not with a "
+                           "joined user namespace (linux.namespaces path), whose gid mapping "
+                           "brig cannot read to check that it maps the caller's groups");
+  if (c->ns.new_flags & CLONE_NEWUSER)
+    map = brig_keep_groups_map_text (c->cfg->linux);
+  return brig_keep_groups_check (map, err);
+}
+
 int
 create_validate_config (struct create_ctx *c, brig_error *err)
 {
@@ -222,11 +244,11 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   /* runtime-spec 1.3: process is optional at create; start then fails
    * (container.c). run is create + start, so it fails at once. */
   if (p == NULL && c->mode != MODE_CREATE)
-    return brig_error_set (err, EINVAL, "config.json: process is required to run a container");
+    return brig_error_say (err, EINVAL, "config.json: process is required to run a container");
   if (p && (p->args == NULL || p->args_len == 0 || p->args[0] == NULL || *p->args[0] == '\0'))
-    return brig_error_set (err, EINVAL, "config.json: process.args must not be empty");
+    return brig_error_say (err, EINVAL, "config.json: process.args must not be empty");
   if (p && (p->cwd == NULL || p->cwd[0] != '/'))
-    return brig_error_set (err, EINVAL, "config.json: process.cwd \"%s\" must be an absolute path",
+    return brig_error_say (err, EINVAL, "config.json: process.cwd \"%s\" must be an absolute path",
                            p->cwd ? p->cwd : "");
   if (p && (r = validate_rlimits (p, err)) < 0)
     return r;
@@ -239,40 +261,43 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   if (!(c->ns.new_flags & CLONE_NEWNS) && c->ns.join_fd[BRIG_NS_MNT] < 0)
     {
       if (cfg->root && cfg->root->readonly)
-        return brig_error_set (err, EINVAL, "root.readonly: needs a mount namespace "
+        return brig_error_say (err, EINVAL, "root.readonly: needs a mount namespace "
                                "(linux.namespaces has none)");
       /* Restrictions brig cannot apply are refused, as runc does. */
       if (lx && (lx->masked_paths_len || lx->readonly_paths_len))
-        return brig_error_set (err, EINVAL, "linux.%s: needs a mount namespace "
+        return brig_error_say (err, EINVAL, "linux.%s: needs a mount namespace "
                                "(linux.namespaces has none)",
                                lx->masked_paths_len ? "maskedPaths" : "readonlyPaths");
       /* The pty comes from the container's /dev/pts, which is not mounted. */
       if (p && p->has_terminal && p->terminal)
-        return brig_error_set (err, EINVAL, "process.terminal: needs a mount namespace "
+        return brig_error_say (err, EINVAL, "process.terminal: needs a mount namespace "
                                "(linux.namespaces has none)");
     }
   if ((cfg->hostname && *cfg->hostname) || (cfg->domainname && *cfg->domainname))
     if (!(c->ns.new_flags & CLONE_NEWUTS) && c->ns.join_fd[BRIG_NS_UTS] < 0)
-      return brig_error_set (err, EINVAL, "config.json: %s needs a uts namespace",
+      return brig_error_say (err, EINVAL, "config.json: %s needs a uts namespace",
                              cfg->hostname && *cfg->hostname ? "hostname" : "domainname");
   r = brig_process_validate_hostname (cfg->hostname, cfg->domainname, err);
   if (r < 0)
     return r;
   if (c->ns.new_flags & CLONE_NEWUSER)
     {
-      if (lx->uid_mappings_len == 0 || lx->gid_mappings_len == 0)
-        return brig_error_set (err, EINVAL, "linux.uidMappings and linux.gidMappings are "
-                               "required with a new user namespace");
+      /* none given: brig's own ids, never host root (userns_default.h) */
+      r = brig_userns_default_maps (c->cfg->linux, err);
+      if (r < 0)
+        return r;
     }
   else if (lx && (lx->uid_mappings_len || lx->gid_mappings_len)
            && c->ns.join_fd[BRIG_NS_USER] < 0)
-    return brig_error_set (err, EINVAL, "linux.uidMappings: a user namespace is required");
+    return brig_error_say (err, EINVAL, "linux.uidMappings: a user namespace is required");
   if (lx && lx->time_offsets_len && !(c->ns.new_flags & CLONE_NEWTIME))
-    return brig_error_set (err, EINVAL, "linux.timeOffsets: a new time namespace is required");
+    return brig_error_say (err, EINVAL, "linux.timeOffsets: a new time namespace is required");
   /* Values the kernel would take for the host's, or as "unchanged". */
   if ((r = brig_sysctl_validate (cfg, &c->ns, err)) < 0
       || (r = brig_process_validate_user (p ? p->user : NULL, err)) < 0
       || (lx && (r = brig_ns_validate_id_maps (lx, err)) < 0))
+    return r;
+  if (cfg->annotations && (r = validate_keep_groups (c, err)) < 0)
     return r;
   if (cfg->hooks)
     {
@@ -287,9 +312,6 @@ create_validate_config (struct create_ctx *c, brig_error *err)
     }
   r = brig_terminal_check_mode (p && p->has_terminal && p->terminal, c->mode != MODE_RUN,
                                 c->o->console_socket, err);
-  if (r < 0)
-    return r;
-  r = brig_process_check_fds (c->o->listen_fds, c->o->preserve_fds, err);
   if (r < 0)
     return r;
   brig_caps_check (p ? p->capabilities : NULL);
@@ -360,7 +382,7 @@ create_cgroup_shared (const oci_config *cfg, bool *shared, brig_error *err)
     if (strcmp (a->keys[i], BRIG_CGROUP_SHARED_ANNOTATION) == 0)
       {
         if (strcmp (a->values[i], "true") != 0 && strcmp (a->values[i], "false") != 0)
-          return brig_error_set (err, 0, "annotations." BRIG_CGROUP_SHARED_ANNOTATION
+          return brig_error_set (err, 0, "annotation " BRIG_CGROUP_SHARED_ANNOTATION
                                  ": \"%s\" is not true or false", a->values[i]);
         *shared = strcmp (a->values[i], "true") == 0;
       }

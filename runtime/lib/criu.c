@@ -189,7 +189,7 @@ run_criu (struct argv_buf *a, const char *action, const char *log_path,
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
   if (WIFEXITED (status) && WEXITSTATUS (status) == 127)
-    return brig_error_set (err, ENOENT, "criu %s: criu is not installed (not found in $PATH)",
+    return brig_error_say (err, ENOENT, "criu %s: criu is not installed (not found in $PATH)",
                            action);
   {
     _cleanup_free_ char *errs = criu_log_errors (log_path);
@@ -229,7 +229,7 @@ add_common (struct argv_buf *a, const struct brig_criu_common *c, const char *im
     {
       const char *ns = criu_ns_name (c->empty_ns[i]);
       if (ns == NULL)
-        return brig_error_set (err, EINVAL,
+        return brig_error_say (err, EINVAL,
                                "--empty-ns %s: criu can only leave the network namespace empty",
                                c->empty_ns[i]);
       ARG (a, "--empty-ns=%s", ns);
@@ -375,7 +375,7 @@ brig_container_checkpoint (const struct brig_context *ctx,
   if (r < 0)
     return r;
   if (c->status != BRIG_STATUS_RUNNING && c->status != BRIG_STATUS_PAUSED)
-    return brig_error_set (err, EINVAL, "container \"%s\" is %s, not running", o->id,
+    return brig_error_say (err, EINVAL, "container \"%s\" is %s, not running", o->id,
                            brig_status_name (c->status));
   r = brig_container_config (c, &cfg, err);
   if (r < 0)
@@ -457,12 +457,12 @@ restore_bundle_load (const char *bundle, struct restore_bundle *b, brig_error *e
   b->cfg = oci_config_parse_data (b->buf, b->len, "config.json", &perr);
   if (b->cfg == NULL)
     {
-      r = brig_error_set (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
+      r = brig_error_say (err, EINVAL, "%s", perr.msg ? perr.msg : "config.json: invalid");
       free (perr.msg);
       return r;
     }
   if (b->cfg->root == NULL || b->cfg->root->path == NULL || *b->cfg->root->path == '\0')
-    return brig_error_set (err, EINVAL, "config.json: root.path is required");
+    return brig_error_say (err, EINVAL, "config.json: root.path is required");
   root = b->cfg->root->path[0] == '/' ? xstrdup (b->cfg->root->path)
                                       : xasprintf ("%s/%s", b->dir, b->cfg->root->path);
   return abs_dir (root, false, &b->rootfs, err) < 0
@@ -493,7 +493,7 @@ read_pid (const char *path, pid_t *pid, brig_error *err)
   errno = 0;
   v = strtol (buf, &end, 10);
   if (errno || end == buf || v <= 0)
-    return brig_error_set (err, EINVAL, "criu's pid file %s: no pid", path);
+    return brig_error_say (err, EINVAL, "criu's pid file %s: no pid", path);
   *pid = (pid_t) v;
   return 0;
 }
@@ -515,18 +515,18 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
 
   /* criu's restored sockets would start outside any policy: fail closed */
   if (brig_egress_requested (b->cfg->annotations))
-    return brig_error_set (err, EOPNOTSUPP, BRIG_EGRESS_KEY ": not supported by restore");
+    return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_EGRESS_KEY ": not supported by restore");
   /* criu would restore onto the bundle's rootfs itself, which the layer
    * promises never to write: fail closed */
   {
     const char *eph = oci_map_get (b->cfg->annotations, BRIG_EPHEMERAL_KEY);
     if (eph && strcmp (eph, "false") != 0)
-      return brig_error_set (err, EOPNOTSUPP, BRIG_EPHEMERAL_KEY ": not supported by restore");
+      return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_EPHEMERAL_KEY ": not supported by restore");
   }
   /* criu makes the user namespace itself, as root, with the config's ids:
    * not the range of its own the annotation promises */
   if (oci_map_get (b->cfg->annotations, BRIG_USERNS_KEY))
-    return brig_error_set (err, EOPNOTSUPP, BRIG_USERNS_KEY ": not supported by restore");
+    return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_USERNS_KEY ": not supported by restore");
   cgc = (struct brig_cgroup_config) {
     .id = o->id,
     .cgroups_path = b->cfg->linux ? b->cfg->linux->cgroups_path : NULL,
@@ -598,7 +598,7 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
   st.new_pidns = config_has_new_ns (b->cfg, "pid");
   if (brig_proc_stat (*pid, NULL, &st.pid_start_time) < 0)
     {
-      r = brig_error_set (err, ESRCH, "the restored process %d exited at once", (int) *pid);
+      r = brig_error_say (err, ESRCH, "the restored process %d exited at once", (int) *pid);
       goto out;
     }
   r = brig_state_write (dirfd, &st, err);
@@ -643,7 +643,7 @@ brig_container_restore (const struct brig_context *ctx, const struct brig_restor
     {
       /* The restored tty would need a new pty passed via --inherit-fd and
        * the console socket; not implemented. */
-      r = brig_error_set (err, ENOTSUP, "restore of a container with process.terminal is not supported");
+      r = brig_error_say (err, ENOTSUP, "restore of a container with process.terminal is not supported");
       goto out_nostate;
     }
   r = brig_state_claim (ctx, o->id, &dirfd, err);

@@ -61,20 +61,20 @@ brig_devices_validate (const oci_config *cfg, brig_error *err)
       _cleanup_free_ char *clean = NULL;
 
       if (d->type == NULL || strlen (d->type) != 1 || type_bits (d->type[0]) == 0)
-        return brig_error_set (err, EINVAL, "linux.devices[%zu].type: \"%s\" is not one of c, b, u, p",
+        return brig_error_say (err, EINVAL, "linux.devices[%zu].type: \"%s\" is not one of c, b, u, p",
                                i, d->type ? d->type : "");
       if (d->type[0] != 'p' && (!d->has_major || !d->has_minor))
-        return brig_error_set (err, EINVAL, "linux.devices[%zu]: major and minor are required for type \"%s\"",
+        return brig_error_say (err, EINVAL, "linux.devices[%zu]: major and minor are required for type \"%s\"",
                                i, d->type);
       if ((d->has_major && (d->major < 0 || d->major > 0xfff))
           || (d->has_minor && (d->minor < 0 || d->minor > 0xfffff)))
-        return brig_error_set (err, EINVAL, "linux.devices[%zu]: major/minor out of range", i);
+        return brig_error_say (err, EINVAL, "linux.devices[%zu]: major/minor out of range", i);
       if (d->path == NULL || d->path[0] != '/')
-        return brig_error_set (err, EINVAL, "linux.devices[%zu].path: \"%s\" is not an absolute path",
+        return brig_error_say (err, EINVAL, "linux.devices[%zu].path: \"%s\" is not an absolute path",
                                i, d->path ? d->path : "");
       clean = brig_path_clean (d->path);
       if (strcmp (clean, "/") == 0 || strcmp (clean, "/dev") == 0 || strstr (clean, "/..") != NULL)
-        return brig_error_set (err, EINVAL, "linux.devices[%zu].path: \"%s\" is not a valid device path",
+        return brig_error_say (err, EINVAL, "linux.devices[%zu].path: \"%s\" is not a valid device path",
                                i, d->path);
     }
   return 0;
@@ -112,7 +112,7 @@ check_existing (int dirfd, const char *name, const struct node *n, bool strict, 
     return brig_error_errno (err, "stat %s", n->path);
   if ((st.st_mode & S_IFMT) != type_bits (n->type)
       || (n->type != 'p' && st.st_rdev != makedev (n->major, n->minor)))
-    return brig_error_set (err, EEXIST, "device %s: a different file exists at that path", n->path);
+    return brig_error_say (err, EEXIST, "device %s: a different file exists at that path", n->path);
   return 0;
 }
 

@@ -37,6 +37,24 @@ brig_error_set (brig_error *err, int errnum, const char *fmt, ...)
 }
 
 int
+brig_error_say (brig_error *err, int errnum, const char *fmt, ...)
+{
+  char *msg = NULL;
+  va_list ap;
+
+  if (err == NULL)
+    return errnum ? -errnum : -EINVAL;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end (ap);
+  free (err->msg);
+  err->msg = msg;
+  err->code = errnum;
+  return ret_code (err);
+}
+
+int
 brig_error_wrap (brig_error *err, const char *fmt, ...)
 {
   char *head = NULL, *joined = NULL;

@@ -18,6 +18,13 @@ typedef struct brig_error {
 int brig_error_set (brig_error *err, int errnum, const char *fmt, ...)
   __attribute__ ((format (printf, 3, 4)));
 
+/* Record a message that is a complete sentence as it stands: the same as
+ * brig_error_set but without the strerror(errnum) text, which would only
+ * restate it ("...: drop it: Operation not permitted"); errnum is still the
+ * code, and -errnum (-EINVAL when 0) is returned. */
+int brig_error_say (brig_error *err, int errnum, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+
 /* Prefix the recorded message with printf(fmt) + ": ". Returns -code (or
  * -EINVAL when there is no errno). */
 int brig_error_wrap (brig_error *err, const char *fmt, ...)

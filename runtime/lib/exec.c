@@ -47,6 +47,7 @@
 
 #include "cgroup.h"
 #include "exec.h"
+#include "groups.h"
 #include "log.h"
 #include "lsm.h"
 #include "namespaces.h"
@@ -281,6 +282,7 @@ struct exec_child {
   const oci_console_size *size; /* the pty's initial size or NULL */
   bool proxied;          /* the pty comes back to brig (no console socket) */
   int preserve_fds;
+  bool keep_groups;      /* run.oci.keep_original_groups (groups.h) */
   struct brig_cgroup_self *cg_self; /* v1 `tasks` fds C1 writes "0" to, or NULL */
   int cgfd;              /* cgroup2 directory C2 is cloned into, or -1 */
   int joined[2];         /* C2 -> C1: errno of its self-join */
@@ -342,7 +344,7 @@ join_container (struct exec_child *x, brig_error *err)
   /* Both were opened by pid: the pidfd tells whether it is still the init. */
   if (syscall (SYS_pidfd_send_signal, x->c->pidfd, 0, NULL, 0) < 0)
     {
-      r = brig_error_set (err, ESRCH, "container \"%s\" is not running", x->c->id);
+      r = brig_error_say (err, ESRCH, "container \"%s\" is not running", x->c->id);
       goto out;
     }
   for (int t = 0; t < BRIG_NS_COUNT; t++)
@@ -428,6 +430,7 @@ run_process (struct exec_child *x)
     goto fail;
 
   brig_process_init (&pr, x->p, x->seccomp, x->preserve_fds);
+  pr.keep_groups = x->keep_groups;
   pr.seccomp_early = x->seccomp != NULL && !x->p->no_new_privileges;
   if (brig_seccomp_uses_notify (x->seccomp))
     pr.notify_sock = x->sync;
@@ -722,7 +725,7 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
   brig_sync_msg_clear (&msg);
   if (pid <= 0 || self)
     {
-      r = pid <= 0 ? brig_error_set (err, EPROTO, "exec: no pid from the joining process")
+      r = pid <= 0 ? brig_error_say (err, EPROTO, "exec: no pid from the joining process")
                    : expect_joined (c, brig_cgroup_path (cg), pid, sync, &unlocked, err);
       if (self)
         {
@@ -793,7 +796,7 @@ supervise (brig_container *c, const oci_config *cfg, const struct brig_exec_opts
       if (msg.type == BRIG_SYNC_ERROR)
         r = brig_error_set_raw (err, msg.code, msg.data);
       else
-        r = brig_error_set (err, EPROTO, "exec: unexpected message %u", msg.type);
+        r = brig_error_say (err, EPROTO, "exec: unexpected message %u", msg.type);
       brig_sync_msg_clear (&msg);
       goto reap_child;
     }
@@ -844,7 +847,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   brig_seccomp *sc = NULL;
   brig_cgroup *cg = NULL;
   struct brig_cgroup_self cs = { .n = 0 };
-  bool self = false;
+  bool self = false, keep_groups = false;
   int cgfd = -1;
   int sync[2] = { -1, -1 }, console[2] = { -1, -1 };
   struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
@@ -918,6 +921,12 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   if (r < 0)
     goto out;
   r = brig_lsm_validate (cfg, p, err);
+  if (r < 0)
+    goto out;
+  /* the caller's groups, where they stay what they are (groups.h) */
+  r = brig_keep_groups_parse (cfg->annotations, &keep_groups, err);
+  if (r == 0 && keep_groups && !c->st.rootless)
+    r = brig_keep_groups_check_pid (c->st.pid, err);
   if (r < 0)
     goto out;
   /* What this exec gives beyond the config counts wherever the config's
@@ -995,7 +1004,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
     {
       struct exec_child x = {
         .c = c, .cfg = cfg, .p = p, .seccomp = sc, .sync = sync[1],
-        .console = console[1], .preserve_fds = o->preserve_fds,
+        .console = console[1], .preserve_fds = o->preserve_fds, .keep_groups = keep_groups,
         .size = p->console_size, .proxied = o->console_socket == NULL,
         .cg_self = self ? &cs : NULL, .cgfd = cgfd, .joined = { -1, -1 },
       };

@@ -8,6 +8,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "features.h"
+#include "groups.h"
 #include "seccomp.h"
 #include "mounts.h"
 #include "sandbox/egress.h"
@@ -69,7 +70,8 @@ brig_features_build (oci_features **out, brig_error *err)
   {
     /* brig's own config annotations that loosen a boundary (spec: listed
      * here so engines can keep them from untrusted users) */
-    static const char *const unsafe[] = { BRIG_CGROUP_SHARED_ANNOTATION };
+    static const char *const unsafe[] = { BRIG_CGROUP_SHARED_ANNOTATION,
+                                          BRIG_KEEP_GROUPS_ANNOTATION };
     f->potentially_unsafe_config_annotations
       = strv_new (unsafe, BRIG_ARRAY_SIZE (unsafe),
                   &f->potentially_unsafe_config_annotations_len);

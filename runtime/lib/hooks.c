@@ -158,8 +158,8 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
     output[--out_len] = '\0';
 
   if (timed_out)
-    return brig_error_set (err, ETIMEDOUT, "%s hook #%zu (%s): timed out after %lld s", kind,
-                           index, h->path, (long long) h->timeout);
+    return brig_error_say (err, ETIMEDOUT, "%s hook #%zu (%s): hook ran past specified timeout "
+                           "of %lld s (killed)", kind, index, h->path, (long long) h->timeout);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
   if (WIFSIGNALED (status))

@@ -38,6 +38,7 @@
 #include <linux/sched.h>
 
 #include "container_internal.h"
+#include "groups.h"
 #include "hooks.h"
 #include "log.h"
 #include "lsm.h"
@@ -283,7 +284,12 @@ setup_namespaces (struct init_state *s, brig_error *err)
         return brig_error_errno (err, "setgid 0 in the user namespace");
       if (setresuid (0, 0, 0) < 0)
         return brig_error_errno (err, "setuid 0 in the user namespace");
-      setgroups (0, NULL);
+      /* unless the config keeps the caller's (groups.h: create checked
+       * that the namespace maps every one of them) */
+      bool keep = false;
+      (void) brig_keep_groups_parse (a->cfg->annotations, &keep, NULL);
+      if (!keep)
+        setgroups (0, NULL);
       if (a->made_userns && (r = brig_userns_write_limits (err)) < 0)
         return r;
     }
@@ -470,7 +476,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
         return r;
     }
   if (pr->p == NULL)
-    return brig_error_set (err, EINVAL, "config.json has no process to start");
+    return brig_error_say (err, EINVAL, "config.json has no process to start");
   return brig_process_exec (pr, err);
 }
 
@@ -500,6 +506,9 @@ brig_init_main (struct brig_init_args *a)
   if (brig_seccomp_uses_notify (a->seccomp))
     pr.notify_sock = a->sync_fd;
   pr.listen_fds = a->o->listen_fds;
+  pr.caps_checked = true; /* create_validate_config warned */
+  /* create checked the value and where keeping the groups is safe */
+  (void) brig_keep_groups_parse (a->cfg->annotations, &pr.keep_groups, NULL);
 
   run_init (&s, &pr, &err);
   if (s.parent_listens)

@@ -72,7 +72,7 @@ write_attr (const char *path, const char *value, brig_error *err)
   if (fstatfs (fd, &sfs) < 0)
     return brig_error_errno (err, "statfs %s", path);
   if (sfs.f_type != PROC_SUPER_MAGIC)
-    return brig_error_set (err, EPERM, "%s is not on procfs", path);
+    return brig_error_say (err, EPERM, "%s is not on procfs", path);
   r = brig_write_all (fd, value, strlen (value));
   if (r < 0)
     return brig_error_set (err, -r, "write %s", path);

@@ -209,7 +209,7 @@ brig_mount_options_parse (char *const *options, size_t n,
       if (*name == '\0')
         {
           brig_mount_options_free (out);
-          return brig_error_set (err, EINVAL, "options[%zu]: empty mount option", i);
+          return brig_error_say (err, EINVAL, "options[%zu]: empty mount option", i);
         }
       o = opt_lookup (name);
       if (o == NULL)
@@ -246,7 +246,7 @@ brig_mount_options_parse (char *const *options, size_t n,
           if (out->n_propagation == BRIG_MOUNT_MAX_PROPAGATION)
             {
               brig_mount_options_free (out);
-              return brig_error_set (err, EINVAL, "options[%zu]: too many propagation options", i);
+              return brig_error_say (err, EINVAL, "options[%zu]: too many propagation options", i);
             }
           out->propagation[out->n_propagation++] = o->ms;
           break;

@@ -90,13 +90,13 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
       if (t < 0)
         {
           brig_ns_plan_clear (plan);
-          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: unknown namespace type \"%s\"",
+          return brig_error_say (err, EINVAL, "linux.namespaces[%zu]: unknown namespace type \"%s\"",
                                  i, ns->type);
         }
       if (seen[t])
         {
           brig_ns_plan_clear (plan);
-          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: duplicate namespace \"%s\"",
+          return brig_error_say (err, EINVAL, "linux.namespaces[%zu]: duplicate namespace \"%s\"",
                                  i, ns->type);
         }
       seen[t] = true;
@@ -112,7 +112,7 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
         {
           brig_ns_plan_clear (plan);
           if (r == -EINVAL)
-            return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: %s is not a namespace",
+            return brig_error_say (err, EINVAL, "linux.namespaces[%zu]: %s is not a namespace",
                                    i, ns->path);
           return brig_error_set (err, -r, "linux.namespaces[%zu]: open %s namespace %s", i,
                                  ns->type, ns->path);
@@ -123,7 +123,7 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
         {
           close (fd);
           brig_ns_plan_clear (plan);
-          return brig_error_set (err, EINVAL, "linux.namespaces[%zu]: %s is a %s namespace, "
+          return brig_error_say (err, EINVAL, "linux.namespaces[%zu]: %s is a %s namespace, "
                                  "not %s", i, ns->path, ns_table[kind].config, ns->type);
         }
       plan->join_fd[t] = fd;
@@ -231,13 +231,13 @@ brig_ns_validate_id_mapping (const oci_id_mapping *m, size_t n, const char *fiel
   for (size_t i = 0; i < n; i++)
     {
       if (m[i].size == 0)
-        return brig_error_set (err, EINVAL, "%s[%zu].size: must be at least 1", field, i);
+        return brig_error_say (err, EINVAL, "%s[%zu].size: must be at least 1", field, i);
       if ((uint64_t) m[i].container_id + m[i].size > end)
-        return brig_error_set (err, EINVAL, "%s[%zu]: containerID %u + size %u is beyond the id "
+        return brig_error_say (err, EINVAL, "%s[%zu]: containerID %u + size %u is beyond the id "
                                "range (0-%d)", field, i, (unsigned) m[i].container_id,
                                (unsigned) m[i].size, INT32_MAX);
       if ((uint64_t) m[i].host_id + m[i].size > end)
-        return brig_error_set (err, EINVAL, "%s[%zu]: hostID %u + size %u is beyond the id "
+        return brig_error_say (err, EINVAL, "%s[%zu]: hostID %u + size %u is beyond the id "
                                "range (0-%d)", field, i, (unsigned) m[i].host_id,
                                (unsigned) m[i].size, INT32_MAX);
     }
@@ -377,11 +377,11 @@ brig_ns_write_time_offsets (const oci_linux *lx, brig_error *err)
       const char *clock = lx->time_offsets_keys[i];
       const oci_time_offset *o = &lx->time_offsets[i];
       if (strcmp (clock, "monotonic") != 0 && strcmp (clock, "boottime") != 0)
-        return brig_error_set (err, EINVAL, "linux.timeOffsets: unknown clock \"%s\"", clock);
+        return brig_error_say (err, EINVAL, "linux.timeOffsets: unknown clock \"%s\"", clock);
       len += (size_t) snprintf (buf + len, sizeof buf - len, "%s %lld %u\n", clock,
                                 (long long) o->secs, o->nanosecs);
       if (len >= sizeof buf)
-        return brig_error_set (err, EINVAL, "linux.timeOffsets: too many entries");
+        return brig_error_say (err, EINVAL, "linux.timeOffsets: too many entries");
     }
   r = brig_write_string_at (AT_FDCWD, "/proc/self/timens_offsets", buf);
   if (r < 0)

@@ -454,15 +454,15 @@ brig_netdev_validate (const oci_linux *lx, const struct brig_ns_plan *ns, brig_e
       const char *key = lx->net_devices_keys[i];
       const oci_net_device *d = &lx->net_devices[i];
       if ((why = ifname_problem (key, false)) != NULL)
-        return brig_error_set (err, EINVAL, "linux.netDevices%s%s: host interface name \"%s\": %s",
+        return brig_error_say (err, EINVAL, "linux.netDevices%s%s: host interface name \"%s\": %s",
                                *key ? "." : "", key, key, why);
       if (d->name && (why = ifname_problem (d->name, true)) != NULL)
-        return brig_error_set (err, EINVAL, "linux.netDevices.%s.name: \"%s\": %s", key,
+        return brig_error_say (err, EINVAL, "linux.netDevices.%s.name: \"%s\": %s", key,
                                d->name, why);
       for (size_t j = 0; j < i; j++)
         if (strcmp (target_name (lx, i), target_name (lx, j)) == 0
             && strchr (target_name (lx, i), '%') == NULL)
-          return brig_error_set (err, EINVAL, "linux.netDevices.%s: name \"%s\" is also the "
+          return brig_error_say (err, EINVAL, "linux.netDevices.%s: name \"%s\" is also the "
                                  "name of linux.netDevices.%s in the container", key,
                                  target_name (lx, i), lx->net_devices_keys[j]);
     }
@@ -471,12 +471,12 @@ brig_netdev_validate (const oci_linux *lx, const struct brig_ns_plan *ns, brig_e
       struct stat a, b;
       if (fstat (ns->join_fd[BRIG_NS_NET], &a) == 0 && stat ("/proc/self/ns/net", &b) == 0
           && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        return brig_error_set (err, EINVAL, "linux.netDevices.%s: the network namespace to join "
+        return brig_error_say (err, EINVAL, "linux.netDevices.%s: the network namespace to join "
                                "is the host's; the devices need the container's own",
                                lx->net_devices_keys[0]);
     }
   else if (!(ns->new_flags & CLONE_NEWNET))
-    return brig_error_set (err, EINVAL, "linux.netDevices.%s: needs a network namespace "
+    return brig_error_say (err, EINVAL, "linux.netDevices.%s: needs a network namespace "
                            "(linux.namespaces has no \"network\" entry)",
                            lx->net_devices_keys[0]);
   /* Fail before anything exists when an interface is missing (the move

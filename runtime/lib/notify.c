@@ -33,7 +33,7 @@ host_addr (const char *host, struct sockaddr_un *sa, socklen_t *len, brig_error 
   memset (sa, 0, sizeof *sa);
   sa->sun_family = AF_UNIX;
   if (n == 0 || (host[0] != '/' && host[0] != '@'))
-    return brig_error_set (err, EINVAL, "NOTIFY_SOCKET \"%s\": not an absolute path or "
+    return brig_error_say (err, EINVAL, "NOTIFY_SOCKET \"%s\": not an absolute path or "
                            "@abstract socket name", host);
   if (n >= sizeof sa->sun_path)
     return brig_error_set (err, ENAMETOOLONG, "NOTIFY_SOCKET \"%s\"", host);

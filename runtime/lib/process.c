@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "groups.h"
 #include "log.h"
 #include "process.h"
 #include "sysctl.h"
@@ -79,7 +80,7 @@ brig_process_set_rlimits (const oci_process *p, brig_error *err)
       int res = rlimit_from_name (rl->type);
       struct rlimit lim = { .rlim_cur = rl->soft, .rlim_max = rl->hard };
       if (res < 0)
-        return brig_error_set (err, EINVAL, "process.rlimits[%zu]: unknown rlimit \"%s\"", i,
+        return brig_error_say (err, EINVAL, "process.rlimits[%zu]: unknown rlimit \"%s\"", i,
                                rl->type);
       if (setrlimit (res, &lim) < 0)
         return brig_error_errno (err, "setrlimit %s", rl->type);
@@ -100,7 +101,7 @@ setgroups_denied (void)
 }
 
 int
-brig_process_set_user (const oci_user *u, brig_error *err)
+brig_process_set_user (const oci_user *u, bool keep_groups, brig_error *err)
 {
   uid_t uid = u && u->has_uid ? u->uid : 0;
   gid_t gid = u && u->has_gid ? u->gid : 0;
@@ -111,8 +112,14 @@ brig_process_set_user (const oci_user *u, brig_error *err)
   if (brig_process_validate_user (u, err) < 0)
     return -EINVAL;
   /* setgroups with an empty list too: the container must not keep brig's
-   * supplementary groups. */
-  if (setgroups (u ? u->additional_gids_len : 0, u ? u->additional_gids : NULL) < 0)
+   * supplementary groups, unless the config asks for them (groups.h). */
+  if (keep_groups)
+    {
+      int r = brig_keep_groups_apply (u, err);
+      if (r < 0)
+        return r;
+    }
+  else if (setgroups (u ? u->additional_gids_len : 0, u ? u->additional_gids : NULL) < 0)
     {
       if (!(errno == EPERM && setgroups_denied () && (u == NULL || u->additional_gids_len == 0)))
         return brig_error_errno (err, "setgroups (process.user.additionalGids)");
@@ -126,14 +133,14 @@ brig_process_set_user (const oci_user *u, brig_error *err)
 }
 
 int
-brig_process_fix_stdio_owner (uid_t uid, brig_error *err)
+brig_process_fix_stdio_owner (uid_t uid, gid_t gid, brig_error *err)
 {
-  return brig_process_fix_stdio_owner_known (uid, NULL, 0, err);
+  return brig_process_fix_stdio_owner_known (uid, gid, NULL, 0, err);
 }
 
 int
-brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsigned mask,
-                                    brig_error *err)
+brig_process_fix_stdio_owner_known (uid_t uid, gid_t gid, const struct stat known[3],
+                                    unsigned mask, brig_error *err)
 {
   struct stat pts;
   int have_pts = -1; /* /dev/pts looked up only for a terminal */
@@ -145,7 +152,7 @@ brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsig
         st = known[fd];
       else if (fstat (fd, &st) < 0)
         continue;
-      if (st.st_uid == uid)
+      if (st.st_uid == uid && st.st_gid == gid)
         continue;
       /* Only what the user could not reopen through /proc/self/fd/N: a pipe,
        * a socket, or a terminal of the container's own devpts (the pty brig
@@ -160,14 +167,19 @@ brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsig
         }
       else if (!S_ISFIFO (st.st_mode) && !S_ISSOCK (st.st_mode))
         continue;
-      if (fchown (fd, uid, (gid_t) -1) == 0)
+      /* Both ids, as runc: a process that reopens the fd as its group (a
+       * setgid helper, a uid that differs from the owner) gets the same
+       * access. A gid that is not mapped (EINVAL) still leaves the uid. */
+      if (fchown (fd, uid, gid) == 0
+          || (errno == EINVAL && gid != (gid_t) -1 && fchown (fd, uid, (gid_t) -1) == 0))
         continue;
       /* EINVAL: uid is not mapped in this user namespace; EPERM: the owner
        * is not (or a seccomp filter refuses); EROFS: a read-only /dev. The
        * process can still use the fd it has: go on as runc does. */
       if (errno == EINVAL || errno == EPERM || errno == EROFS)
         continue;
-      return brig_error_errno (err, "chown stdio fd %d to uid %u", fd, (unsigned) uid);
+      return brig_error_errno (err, "chown stdio fd %d to %u:%u", fd, (unsigned) uid,
+                               (unsigned) gid);
     }
   return 0;
 }
@@ -225,6 +237,30 @@ is_executable_file (const char *path)
   return stat (path, &st) == 0 && S_ISREG (st.st_mode) && may_execute (path) == 0;
 }
 
+/* strerror(e) as Go (runc) words it: no capital ("no such file or
+ * directory"), so that what engines match in runc's message (podman:
+ * "no such file or directory", "permission denied") is in brig's. No
+ * system call: this also runs after a failed execve, under seccomp. */
+static const char *
+errno_words (int e, char buf[64])
+{
+  snprintf (buf, 64, "%s", strerror (e));
+  if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+    buf[0] = (char) (buf[0] - 'A' + 'a');
+  return buf;
+}
+
+/* runc's "exec: \"ARG0\": <errno>" for a process.args[0] that cannot be
+ * run, errno taken from errno. */
+static int
+exec_lookup_error (const char *arg0, brig_error *err)
+{
+  char words[64];
+  int e = errno;
+  return brig_error_say (err, e, "exec: \"%s\": %s (process.args[0])", arg0,
+                         errno_words (e, words));
+}
+
 int
 brig_process_find_executable (const char *arg0, char *const *env, char **path,
                               brig_error *err)
@@ -232,16 +268,17 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
   const char *p, *dirs;
 
   if (arg0 == NULL || *arg0 == '\0')
-    return brig_error_set (err, EINVAL, "process.args must not be empty");
+    return brig_error_say (err, EINVAL, "process.args must not be empty");
   if (strchr (arg0, '/'))
     {
       struct stat st;
       if (stat (arg0, &st) < 0)
-        return brig_error_errno (err, "exec \"%s\"", arg0);
+        return exec_lookup_error (arg0, err);
       if (S_ISDIR (st.st_mode))
-        return brig_error_set (err, EACCES, "exec \"%s\": is a directory", arg0);
+        return brig_error_say (err, EACCES, "exec: \"%s\": is a directory (process.args[0])",
+                               arg0);
       if (may_execute (arg0) < 0)
-        return brig_error_errno (err, "exec \"%s\"", arg0);
+        return exec_lookup_error (arg0, err);
       *path = xstrdup (arg0);
       return 0;
     }
@@ -261,7 +298,11 @@ brig_process_find_executable (const char *arg0, char *const *env, char **path,
         }
       p = *end ? end + 1 : end;
     }
-  return brig_error_set (err, ENOENT, "executable file \"%s\" not found in $PATH", arg0);
+  if (dirs == NULL)
+    return brig_error_say (err, ENOENT, "exec: \"%s\": executable file not found in $PATH "
+                           "(process.env has no PATH)", arg0);
+  return brig_error_say (err, ENOENT, "exec: \"%s\": executable file not found in $PATH "
+                         "(PATH=%.200s%s)", arg0, dirs, strlen (dirs) > 200 ? "..." : "");
 }
 
 /* Index of NAME's entry in v[0..n), or n. */
@@ -373,7 +414,7 @@ brig_process_validate_env (const oci_process *p, brig_error *err)
    * without '=' is undefined: refused, as runc does. */
   for (size_t i = 0; p && p->env && i < p->env_len; i++)
     if (p->env[i] == NULL || strchr (p->env[i], '=') == NULL || p->env[i][0] == '=')
-      return brig_error_set (err, EINVAL, "process.env[%zu]: invalid environment variable \"%s\"",
+      return brig_error_say (err, EINVAL, "process.env[%zu]: invalid environment variable \"%s\"",
                              i, p->env[i] ? p->env[i] : "");
   return 0;
 }
@@ -384,14 +425,14 @@ brig_process_validate_user (const oci_user *u, brig_error *err)
   if (u == NULL)
     return 0;
   if (u->has_uid && u->uid > BRIG_ID_MAX)
-    return brig_error_set (err, EINVAL, "process.user.uid: %u is out of range (0-%u)",
+    return brig_error_say (err, EINVAL, "process.user.uid: %u is out of range (0-%u)",
                            (unsigned) u->uid, BRIG_ID_MAX);
   if (u->has_gid && u->gid > BRIG_ID_MAX)
-    return brig_error_set (err, EINVAL, "process.user.gid: %u is out of range (0-%u)",
+    return brig_error_say (err, EINVAL, "process.user.gid: %u is out of range (0-%u)",
                            (unsigned) u->gid, BRIG_ID_MAX);
   for (size_t i = 0; i < u->additional_gids_len; i++)
     if (u->additional_gids[i] > BRIG_ID_MAX)
-      return brig_error_set (err, EINVAL, "process.user.additionalGids[%zu]: %u is out of range "
+      return brig_error_say (err, EINVAL, "process.user.additionalGids[%zu]: %u is out of range "
                              "(0-%u)", i, (unsigned) u->additional_gids[i], BRIG_ID_MAX);
   return 0;
 }
@@ -444,6 +485,10 @@ brig_process_add_listen_env (char ***env, int listen_fds)
   /* The pid the process will have: execve keeps ours (1 in a new pid ns). */
   snprintf (buf, sizeof buf, "%d", (int) getpid ());
   env_put (env, "LISTEN_PID", buf);
+  /* The names systemd gave the same fds (sd_listen_fds_with_names(3)). */
+  const char *names = getenv ("LISTEN_FDNAMES");
+  if (names)
+    env_put (env, "LISTEN_FDNAMES", names);
 }
 
 int
@@ -484,10 +529,10 @@ brig_process_validate_hostname (const char *hostname, const char *domainname,
   /* The kernel's limit for both (sethostname/setdomainname EINVAL): refused
    * here, before anything exists, rather than by the init. */
   if (hostname && strlen (hostname) > HOST_NAME_MAX)
-    return brig_error_set (err, EINVAL, "config.json: hostname is %zu bytes long: at most %d "
+    return brig_error_say (err, EINVAL, "config.json: hostname is %zu bytes long: at most %d "
                            "are allowed", strlen (hostname), HOST_NAME_MAX);
   if (domainname && strlen (domainname) > HOST_NAME_MAX)
-    return brig_error_set (err, EINVAL, "config.json: domainname is %zu bytes long: at most %d "
+    return brig_error_say (err, EINVAL, "config.json: domainname is %zu bytes long: at most %d "
                            "are allowed", strlen (domainname), HOST_NAME_MAX);
   return 0;
 }
@@ -509,15 +554,17 @@ int
 brig_process_check_fds (int listen_fds, int preserve_fds, brig_error *err)
 {
   if (preserve_fds < 0)
-    return brig_error_set (err, EINVAL, "--preserve-fds must not be negative");
+    return brig_error_say (err, EINVAL, "--preserve-fds must not be negative");
   /* Stops at the first hole: a huge count costs one syscall, not millions. */
   for (int fd = 3; fd < 3 + listen_fds + preserve_fds; fd++)
     if (fcntl (fd, F_GETFD) < 0)
       {
         bool listen = fd < 3 + listen_fds;
-        return brig_error_set (err, EBADF, "%s=%d: fd %d is not open",
+        return brig_error_say (err, EBADF, "%s=%d: fd %d (%s-fd %d) is not open",
                                listen ? "LISTEN_FDS" : "--preserve-fds",
-                               listen ? listen_fds : preserve_fds, fd);
+                               listen ? listen_fds : preserve_fds, fd,
+                               listen ? "listen" : "preserved",
+                               listen ? fd - 3 : fd - 3 - listen_fds);
       }
   return 0;
 }
@@ -532,7 +579,7 @@ brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err)
       _cleanup_free_ char *path = NULL;
       int r;
       if (name == NULL)
-        return brig_error_set (err, EINVAL, "linux.sysctl: invalid key \"%s\"", sysctl->keys[i]);
+        return brig_error_say (err, EINVAL, "linux.sysctl: invalid key \"%s\"", sysctl->keys[i]);
       path = xasprintf ("/proc/sys/%s", name);
       r = brig_write_string_at (AT_FDCWD, path, sysctl->values[i]);
       if (r < 0)
@@ -593,14 +640,16 @@ brig_process_become (struct brig_process *pr, brig_error *err)
    * getpgrp() and getsid() read 0. A terminal made us a leader already. */
   if (setsid () < 0 && getsid (0) != getpid ())
     return brig_error_errno (err, "setsid");
-  r = brig_process_fix_stdio_owner_known (u && u->has_uid ? u->uid : 0, pr->stdio_st,
+  r = brig_process_fix_stdio_owner_known (u && u->has_uid ? u->uid : 0,
+                                          u && u->has_gid ? u->gid : 0, pr->stdio_st,
                                           pr->stdio_known, err);
   if (r < 0)
     return r;
   r = brig_process_set_rlimits (p, err);
   if (r < 0)
     return r;
-  r = brig_caps_prepare (p->capabilities, u && u->has_uid ? u->uid : 0, err);
+  r = brig_caps_prepare (p->capabilities, u && u->has_uid ? u->uid : 0, !pr->caps_checked,
+                         err);
   if (r < 0)
     return r;
   if (pr->seccomp_early)
@@ -617,7 +666,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     chdir_done = true;
   else if (errno != EACCES && errno != EPERM)
     return brig_process_chdir (p->cwd, err);
-  r = brig_process_set_user (u, err);
+  r = brig_process_set_user (u, pr->keep_groups, err);
   if (r < 0)
     return r;
   /* Non-dumpable before the capabilities drop, which is what would let a
@@ -645,7 +694,7 @@ brig_process_become (struct brig_process *pr, brig_error *err)
     {
       char here[4096];
       if (getcwd (here, sizeof here) == NULL && errno == ENOENT)
-        return brig_error_set (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
+        return brig_error_say (err, EPERM, "cwd (\"%s\") is outside the container", p->cwd);
     }
   pr->envp = brig_process_build_env (p);
   if (pr->listen_fds > 0)
@@ -671,11 +720,16 @@ brig_process_exec (struct brig_process *pr, brig_error *err)
   if (r < 0)
     return r;
   execve (pr->exec_path, pr->p->args, pr->envp);
-  /* E2BIG, or what changed since the lookup (ENOENT, EACCES, ENOEXEC) */
-  if (strcmp (pr->exec_path, pr->p->args[0]) == 0)
-    return brig_error_errno (err, "exec process.args[0] \"%s\"", pr->exec_path);
-  return brig_error_errno (err, "exec process.args[0] \"%s\" (%s)", pr->p->args[0],
-                           pr->exec_path);
+  /* E2BIG, or what changed since the lookup (ENOENT, EACCES, ENOEXEC).
+   * runc's words first ("exec PATH: <errno>"), then which field and what
+   * the errno means here. */
+  char words[64];
+  int e = errno;
+  const char *why = e == ENOENT ? ": the file or its #! interpreter is missing"
+                    : e == E2BIG ? ": the arguments and environment exceed the kernel's limit"
+                    : "";
+  return brig_error_say (err, e, "exec %s: %s (process.args[0] \"%s\"%s)", pr->exec_path,
+                         errno_words (e, words), pr->p->args[0], why);
 }
 
 int

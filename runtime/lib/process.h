@@ -43,6 +43,10 @@ struct brig_process {
                                stay open (before the preserved ones) and
                                LISTEN_FDS/LISTEN_PID go into the env */
   int preserve_fds;         /* the next preserve_fds fds stay open */
+  bool keep_groups;         /* run.oci.keep_original_groups (groups.h): keep
+                               the caller's supplementary groups */
+  bool caps_checked;        /* the parent warned of unknown capability names
+                               (brig_caps_check): do not warn again */
   /* What fds 0..2 are, when the caller already knows (bit fd of
    * stdio_known; the init, from rootfs_pivot): become's
    * brig_process_fix_stdio_owner then need not fstat them again. */
@@ -66,7 +70,7 @@ void brig_process_clear (struct brig_process *pr);
 
 /* Everything up to (not including) the last step, see above. Errors name the
  * setting: "setrlimit RLIMIT_NOFILE: Operation not permitted", or
- * `executable file "X" not found in $PATH: No such file or directory`. */
+ * `exec: "X": executable file not found in $PATH (PATH=...)`. */
 int brig_process_become (struct brig_process *pr, brig_error *err);
 
 /* Load the seccomp filter now unless it is loaded already (with
@@ -83,18 +87,19 @@ int brig_process_exec (struct brig_process *pr, brig_error *err);
 /* setrlimit for every process.rlimits entry ("RLIMIT_NOFILE", ...). */
 int brig_process_set_rlimits (const oci_process *p, brig_error *err);
 
-/* setgroups(additionalGids) (skipped when /proc/self/setgroups is "deny"),
+/* setgroups(additionalGids) (skipped when /proc/self/setgroups is "deny";
+ * with keep_groups the caller's groups plus additionalGids, groups.h),
  * setresgid, setresuid and umask (default 0022) from user (NULL: root). */
-int brig_process_set_user (const oci_user *u, brig_error *err);
+int brig_process_set_user (const oci_user *u, bool keep_groups, brig_error *err);
 
 /* Give stdio that is a pipe, a socket or a pty of the container's /dev/pts
- * (not /dev/null, a file or a host terminal) to uid, so the process can
- * reopen it through /proc/self/fd/N after the uid change, as runc does;
+ * (not /dev/null, a file or a host terminal) to uid:gid, so the process can
+ * reopen it through /proc/self/fd/N after the id change, as runc does;
  * refusals (EINVAL, EPERM, EROFS) are skipped. Call inside the root. */
-int brig_process_fix_stdio_owner (uid_t uid, brig_error *err);
+int brig_process_fix_stdio_owner (uid_t uid, gid_t gid, brig_error *err);
 /* The same, taking fd's stat from known[fd] where bit fd of mask is set. */
-int brig_process_fix_stdio_owner_known (uid_t uid, const struct stat known[3], unsigned mask,
-                                        brig_error *err);
+int brig_process_fix_stdio_owner_known (uid_t uid, gid_t gid, const struct stat known[3],
+                                        unsigned mask, brig_error *err);
 
 /* Every process.env entry is NAME=value with a non-empty NAME. */
 int brig_process_validate_env (const oci_process *p, brig_error *err);
@@ -111,7 +116,8 @@ int brig_process_validate_user (const oci_user *u, brig_error *err);
  * LISTEN_PID is brig's own pid, else 0. */
 int brig_process_listen_fds (void);
 
-/* Set LISTEN_FDS=listen_fds and LISTEN_PID=getpid() in the malloc'd env. */
+/* Set LISTEN_FDS=listen_fds and LISTEN_PID=getpid() in the malloc'd env, and
+ * brig's own LISTEN_FDNAMES when it has one. */
 void brig_process_add_listen_env (char ***env, int listen_fds);
 
 /* chdir into cwd (relative to the current root). */
@@ -119,8 +125,9 @@ int brig_process_chdir (const char *cwd, brig_error *err);
 
 /* Resolve args[0] with the PATH of env (a name with a '/' is taken as is),
  * checking X_OK with the caller's effective ids and capabilities, as execve
- * will; *path is malloc'd. Missing: `executable file "X" not found in $PATH: No
- * such file or directory`. */
+ * will; *path is malloc'd. Errors in runc's words, brig's detail after them:
+ * `exec: "X": executable file not found in $PATH (PATH=...)`, `exec: "/x": no
+ * such file or directory (process.args[0])`. */
 int brig_process_find_executable (const char *arg0, char *const *env, char **path,
                                   brig_error *err);
 

@@ -79,7 +79,7 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
   bool userns = rootfs_has_namespace (cfg, "user");
 
   if (prop && *prop && brig_mount_propagation_parse (prop) == 0)
-    return brig_error_set (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not one of "
+    return brig_error_say (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not one of "
                            "private, rprivate, slave, rslave, shared, rshared, unbindable, runbindable",
                            prop);
   for (size_t i = 0; i < cfg->mounts_len; i++)
@@ -90,7 +90,7 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
       bool has_maps;
 
       if (m->destination == NULL || *m->destination == '\0')
-        return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
+        return brig_error_say (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
       dest = brig_path_clean (m->destination);
       if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
         return brig_error_wrap (err, "mounts[%zu]", i);
@@ -99,7 +99,7 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
           /* A bind onto "/" replaces the rootfs (as runc); anything else
              there would be an empty or foreign root to pivot into. */
           brig_mount_options_free (&o);
-          return brig_error_set (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only "
+          return brig_error_say (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only "
                                  "a bind mount may replace the rootfs", i, m->destination);
         }
       has_maps = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
@@ -113,23 +113,23 @@ rootfs_validate (const oci_config *cfg, brig_error *err)
       if ((m->uid_mappings_len > 0) != (m->gid_mappings_len > 0))
         {
           brig_mount_options_free (&o);
-          return brig_error_set (err, EINVAL, "mounts[%zu]: uidMappings and gidMappings must be given together", i);
+          return brig_error_say (err, EINVAL, "mounts[%zu]: uidMappings and gidMappings must be given together", i);
         }
       if ((o.idmap || has_maps) && !is_bind (m, &o))
         {
           brig_mount_options_free (&o);
-          return brig_error_set (err, EINVAL, "mounts[%zu]: idmap is only supported on bind mounts", i);
+          return brig_error_say (err, EINVAL, "mounts[%zu]: idmap is only supported on bind mounts", i);
         }
       if (o.idmap && !has_maps && !userns)
         {
           brig_mount_options_free (&o);
-          return brig_error_set (err, EINVAL, "mounts[%zu]: idmap needs uidMappings and gidMappings "
+          return brig_error_say (err, EINVAL, "mounts[%zu]: idmap needs uidMappings and gidMappings "
                                  "or a user namespace", i);
         }
       if (is_bind (m, &o) && (m->source == NULL || *m->source == '\0'))
         {
           brig_mount_options_free (&o);
-          return brig_error_set (err, EINVAL, "mounts[%zu]: a bind mount needs a source", i);
+          return brig_error_say (err, EINVAL, "mounts[%zu]: a bind mount needs a source", i);
         }
       brig_mount_options_free (&o);
     }
@@ -353,7 +353,7 @@ mount_bind_root (struct rootfs_ctx *c, const oci_mount *m, const struct brig_mou
   int r, fd;
 
   if (!S_ISDIR (st->st_mode))
-    return brig_error_set (err, ENOTDIR, "mount %s to %s: a new root must be a directory",
+    return brig_error_say (err, ENOTDIR, "mount %s to %s: a new root must be a directory",
                            m->source, m->destination);
   if (prepared)
     {
@@ -578,12 +578,12 @@ mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
   int r;
 
   if (m->destination == NULL || *m->destination == '\0')
-    return brig_error_set (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
+    return brig_error_say (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
   dest = brig_path_clean (m->destination);
   if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
     return brig_error_wrap (err, "mounts[%zu]", i);
   if (names_root (dest) && (!is_bind (m, &o) || (o.flags & MS_REMOUNT)))
-    r = brig_error_set (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only a bind "
+    r = brig_error_say (err, EINVAL, "mounts[%zu]: destination \"%s\" is the root: only a bind "
                         "mount may replace the rootfs", i, m->destination);
   else if (is_bind (m, &o) && !(o.flags & MS_REMOUNT))
     r = mount_bind_entry (c, i, m, names_root (dest) ? "/" : dest, &o, err);
@@ -690,7 +690,7 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
   int r = 0;
 
   if (pname && *pname && (prop = brig_mount_propagation_parse (pname)) == 0)
-    return brig_error_set (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not valid", pname);
+    return brig_error_say (err, EINVAL, "linux.rootfsPropagation: \"%s\" is not valid", pname);
   if (!rootfs_has_namespace (cfg, "mount"))
     {
       warn_unmounted (cfg);

@@ -78,7 +78,7 @@ own_cgroup (const char *controllers, char **cache, brig_error *err)
       if (same_set (c1 + 1, controllers))
         return xstrdup (c2 + 1);
     }
-  brig_error_set (err, ENOENT, "no cgroup for controllers \"%s\" in /proc/self/cgroup", controllers);
+  brig_error_say (err, ENOENT, "no cgroup for controllers \"%s\" in /proc/self/cgroup", controllers);
   return NULL;
 }
 

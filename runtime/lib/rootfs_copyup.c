@@ -120,7 +120,7 @@ copy_dir (int src, int dst, int depth, brig_error *err)
   struct dirent *e;
 
   if (depth > MAX_DEPTH)
-    return brig_error_set (err, ELOOP, "tmpcopyup: directories nested too deep");
+    return brig_error_say (err, ELOOP, "tmpcopyup: directories nested too deep");
   if (fd < 0 || (d = fdopendir (fd)) == NULL)
     {
       if (fd >= 0)

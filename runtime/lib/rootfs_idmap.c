@@ -136,7 +136,7 @@ rootfs_idmap_userns (const oci_config *cfg, const oci_mount *m, brig_error *err)
   if (cfg->linux && cfg->linux->uid_mappings_len > 0 && cfg->linux->gid_mappings_len > 0)
     return make_userns (cfg->linux->uid_mappings, cfg->linux->uid_mappings_len,
                         cfg->linux->gid_mappings, cfg->linux->gid_mappings_len, err);
-  return brig_error_set (err, EINVAL, "idmap needs uidMappings and gidMappings "
+  return brig_error_say (err, EINVAL, "idmap needs uidMappings and gidMappings "
                          "(on the mount or the container)");
 }
 

@@ -247,7 +247,7 @@ mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds
             return brig_error_set (err, -fd, "mask %s: open /dev/null", path);
           *devnull = fd;
           if (fstat (fd, &nst) < 0 || !S_ISCHR (nst.st_mode) || nst.st_rdev != makedev (1, 3))
-            return brig_error_set (err, EINVAL, "mask %s: /dev/null is not the null device",
+            return brig_error_say (err, EINVAL, "mask %s: /dev/null is not the null device",
                                    path);
         }
       r = brig_mount_onto_fd (brig_fd_path (*devnull, src), target, NULL, MS_BIND, NULL);

@@ -43,7 +43,7 @@ rootfs_source_open (const oci_config *cfg, const char *bundle, pid_t pid, size_t
   int fd;
 
   if (i >= cfg->mounts_len || cfg->mounts[i].source == NULL || *cfg->mounts[i].source == '\0')
-    return brig_error_set (err, EINVAL, "mounts[%zu]: no source to open", i);
+    return brig_error_say (err, EINVAL, "mounts[%zu]: no source to open", i);
   m = &cfg->mounts[i];
   src = m->source;
   if (src[0] != '/')
@@ -71,7 +71,7 @@ serve (int sock, const oci_config *cfg, const char *bundle, pid_t pid,
   errno = 0;
   i = req->data ? strtoul (req->data, &end, 10) : 0;
   if (req->data == NULL || end == req->data || *end != '\0' || errno != 0)
-    fd = brig_error_set (&e, EPROTO, "container init: bad mount source request");
+    fd = brig_error_say (&e, EPROTO, "container init: bad mount source request");
   else
     fd = rootfs_source_open (cfg, bundle, pid, (size_t) i, &e);
   if (fd >= 0 && rootfs_wants_idmap (&cfg->mounts[i]))

@@ -30,7 +30,7 @@ check_dest_path (const char *path, const char *type, int bind_src, brig_error *e
   };
 
   if (strcmp (path, "/") == 0)
-    return brig_error_set (err, EINVAL, "the destination resolves to \"/\"");
+    return brig_error_say (err, EINVAL, "the destination resolves to \"/\"");
   if (!brig_path_has_prefix (path, "/proc"))
     return 0;
   if (strcmp (path, "/proc") == 0)
@@ -45,7 +45,7 @@ check_dest_path (const char *path, const char *type, int bind_src, brig_error *e
     for (size_t i = 0; i < BRIG_ARRAY_SIZE (allowed); i++)
       if (strcmp (path, allowed[i]) == 0)
         return 0;
-  return brig_error_set (err, EPERM, "%s is inside /proc and cannot be a mount point", path);
+  return brig_error_say (err, EPERM, "%s is inside /proc and cannot be a mount point", path);
 }
 
 int
@@ -55,7 +55,7 @@ rootfs_check_dest (struct rootfs_ctx *c, int target, const char *type, int bind_
   _cleanup_free_ char *path = brig_path_of_fd_in_root (target, c->rootfs);
 
   if (path == NULL)
-    return brig_error_set (err, EINVAL, "the mount point is outside the rootfs");
+    return brig_error_say (err, EINVAL, "the mount point is outside the rootfs");
   return check_dest_path (path, type, bind_src, err);
 }
 
@@ -141,7 +141,8 @@ rootfs_open_plain_dir (struct rootfs_ctx *c, const char *dest, const char **know
       link = fstat (fd, &st) == 0 && S_ISLNK (st.st_mode);
       close (fd);
     }
-  return brig_error_set (err, ENOTDIR, "%s in the rootfs is %s, it must be a plain directory",
-                         dest, link ? "a symlink" : "not a directory");
+  /* runc's words first (what scripts match), then what is there */
+  return brig_error_say (err, ENOTDIR, "%s must be mounted on ordinary directory: %s in the "
+                         "rootfs is %s", dest, dest, link ? "a symlink" : "not a directory");
 }
 

@@ -362,7 +362,7 @@ export_bpf (scmp_filter_ctx ctx, void **bpf, size_t *len, brig_error *err)
     return brig_error_set (err, -r, "seccomp: export BPF");
   size = lseek (fd, 0, SEEK_CUR);
   if (size <= 0 || size % sizeof (struct sock_filter) != 0)
-    return brig_error_set (err, EINVAL, "seccomp: exported BPF has size %lld", (long long) size);
+    return brig_error_say (err, EINVAL, "seccomp: exported BPF has size %lld", (long long) size);
   buf = xmalloc0 ((size_t) size);
   if (pread (fd, buf, (size_t) size, 0) != size)
     return brig_error_errno (err, "seccomp: read exported BPF");

@@ -105,7 +105,7 @@ brig_seccomp_await_process (int sock, const oci_seccomp *s, brig_error *err)
 {
   int r = brig_sync_wait (sock, BRIG_SECCOMP_AGENT_TIMEOUT_MS);
   if (r == -ETIMEDOUT)
-    return brig_error_set (err, ETIMEDOUT, "seccomp agent at %s did not answer the container "
+    return brig_error_say (err, ETIMEDOUT, "seccomp agent at %s did not answer the container "
                            "process's system calls within %d s",
                            s && s->listener_path ? s->listener_path : "listenerPath",
                            BRIG_SECCOMP_AGENT_TIMEOUT_MS / 1000);

@@ -135,7 +135,7 @@ sealed_copy (int src, off_t size, brig_error *err)
       if (n < 0)
         return brig_error_errno (err, "copy /proc/self/exe into a memfd");
       if (n == 0)
-        return brig_error_set (err, EIO, "copy /proc/self/exe into a memfd: "
+        return brig_error_say (err, EIO, "copy /proc/self/exe into a memfd: "
                                "the binary shrank during the copy");
     }
   /* F_SEAL_EXEC (Linux 6.3) also fixes the mode; without it the content
@@ -153,7 +153,7 @@ sealed_copy (int src, off_t size, brig_error *err)
   if (fcntl (mfd, F_ADD_SEALS, F_SEAL_SEAL) < 0)
     return brig_error_errno (err, "seal the memfd copy's seals");
   if (!fd_is_sealed (mfd))
-    return brig_error_set (err, EPERM, "the memfd copy of the binary did not keep its seals");
+    return brig_error_say (err, EPERM, "the memfd copy of the binary did not keep its seals");
   return brig_steal_fd (mfd);
 }
 

@@ -45,15 +45,15 @@ int
 brig_state_check_id (const char *id, brig_error *err)
 {
   if (id == NULL || *id == '\0')
-    return brig_error_set (err, EINVAL, "invalid container id: empty");
+    return brig_error_say (err, EINVAL, "invalid container id: empty");
   if (strcmp (id, ".") == 0 || strcmp (id, "..") == 0 || strlen (id) > 1024)
-    return brig_error_set (err, EINVAL, "invalid container id \"%s\"", id);
+    return brig_error_say (err, EINVAL, "invalid container id \"%s\"", id);
   for (const char *p = id; *p; p++)
     {
       char c = *p;
       if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
             || c == '_' || c == '-' || c == '.' || c == '+'))
-        return brig_error_set (err, EINVAL,
+        return brig_error_say (err, EINVAL,
                                "invalid container id \"%s\": only [A-Za-z0-9_+.-] are allowed", id);
     }
   return 0;
@@ -451,6 +451,15 @@ load_damaged (brig_container *c, brig_error *err)
   c->status = BRIG_STATUS_UNKNOWN;
 }
 
+/* A directory with neither state.json nor the ownership record: a create
+ * between its mkdir and its flock (brig_state_claim), or one killed right
+ * there, which left nothing but the directory. */
+static bool
+claim_in_progress (int dirfd)
+{
+  return faccessat (dirfd, BRIG_STATE_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
 static int
 load_common (const struct brig_context *ctx, const char *id, enum brig_lock lock, bool any,
              brig_container **out, brig_error *err)
@@ -503,6 +512,11 @@ load_common (const struct brig_context *ctx, const char *id, enum brig_lock lock
        * can act on (status stopped, no pid). */
       if (lock == BRIG_LOCK_NONE && flock (c->dirfd, LOCK_SH | LOCK_NB) < 0)
         c->status = BRIG_STATUS_CREATING;
+      else if (lock == BRIG_LOCK_NONE && claim_in_progress (c->dirfd))
+        {
+          flock (c->dirfd, LOCK_UN);
+          c->status = BRIG_STATUS_CREATING;
+        }
       else
         {
           if (lock == BRIG_LOCK_NONE)
@@ -552,6 +566,20 @@ brig_container_load (const struct brig_context *ctx, const char *id, enum brig_l
                      brig_container **out, brig_error *err)
 {
   return load_common (ctx, id, lock, false, out, err);
+}
+
+int
+brig_container_load_visible (const struct brig_context *ctx, const char *id,
+                             brig_container **out, brig_error *err)
+{
+  int r = load_common (ctx, id, BRIG_LOCK_NONE, false, out, err);
+  if (r == 0 && (*out)->status == BRIG_STATUS_CREATING)
+    {
+      brig_container_free (*out);
+      *out = NULL;
+      return not_exist (err, id);
+    }
+  return r;
 }
 
 int
@@ -731,7 +759,7 @@ brig_container_config (const brig_container *c, oci_config **cfg, brig_error *er
   *cfg = oci_config_parse_data (buf, len, "config.json", &perr);
   if (*cfg == NULL)
     {
-      r = brig_error_set (err, EINVAL, "container \"%s\": %s", c->id,
+      r = brig_error_say (err, EINVAL, "container \"%s\": %s", c->id,
                           perr.msg ? perr.msg : "invalid config.json");
       free (perr.msg);
       return r;
@@ -745,11 +773,11 @@ brig_container_signal (brig_container *c, int sig, brig_error *err)
   if (c->pidfd < 0)
     brig_container_refresh (c);
   if (c->pidfd < 0)
-    return brig_error_set (err, ESRCH, "container not running");
+    return brig_error_say (err, ESRCH, "container not running");
   if (syscall (SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0) < 0)
     {
       if (errno == ESRCH)
-        return brig_error_set (err, ESRCH, "container not running");
+        return brig_error_say (err, ESRCH, "container not running");
       return brig_error_errno (err, "kill container \"%s\" (pid %d)", c->id, (int) c->st.pid);
     }
   return 0;

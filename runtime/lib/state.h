@@ -99,6 +99,13 @@ int brig_container_load (const struct brig_context *ctx, const char *id,
 int brig_container_load_any (const struct brig_context *ctx, const char *id,
                              enum brig_lock lock, brig_container **out, brig_error *err);
 
+/* brig_container_load without a lock, for commands that only look (state,
+ * events, check --container): a container whose create has not finished
+ * does not exist yet (-ENOENT), as runc and crun answer; commands that take
+ * the lock wait for create instead. */
+int brig_container_load_visible (const struct brig_context *ctx, const char *id,
+                                 brig_container **out, brig_error *err);
+
 /* The container's cgroup: from the ownership record (which knows what
  * create made and whom it shares the cgroup with), else from state.json's
  * manager and path; *cg is NULL when neither names one. */

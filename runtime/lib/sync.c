@@ -183,7 +183,7 @@ brig_sync_check (int r, uint32_t type, struct brig_sync_msg *msg, brig_error *er
     }
   if (msg->type != type)
     {
-      r = brig_error_set (err, EPROTO, "container init: unexpected message %u (wanted %u)",
+      r = brig_error_say (err, EPROTO, "container init: unexpected message %u (wanted %u)",
                           msg->type, type);
       brig_sync_msg_clear (msg);
       return r;

@@ -80,7 +80,7 @@ check_own_ns (const struct brig_ns_plan *ns, enum brig_ns_type t, const char *na
   if (ns->new_flags & brig_ns_flag (t))
     return 0;
   if (ns->join_fd[t] < 0)
-    return brig_error_set (err, EINVAL, "linux.sysctl \"%s\": needs a %s namespace of the "
+    return brig_error_say (err, EINVAL, "linux.sysctl \"%s\": needs a %s namespace of the "
                            "container's own (linux.namespaces has none: it would change the "
                            "host's)", key, name);
   snprintf (path, sizeof path, "/proc/self/ns/%s", brig_ns_proc_name (t));
@@ -88,7 +88,7 @@ check_own_ns (const struct brig_ns_plan *ns, enum brig_ns_type t, const char *na
     return brig_error_errno (err, "linux.sysctl \"%s\": compare the joined %s namespace with %s",
                              key, name, path);
   if (joined.st_dev == host.st_dev && joined.st_ino == host.st_ino)
-    return brig_error_set (err, EINVAL, "linux.sysctl \"%s\": the %s namespace joined in "
+    return brig_error_say (err, EINVAL, "linux.sysctl \"%s\": the %s namespace joined in "
                            "linux.namespaces is the host's (it would change the host's)",
                            key, name);
   return 0;
@@ -106,11 +106,11 @@ brig_sysctl_validate (const oci_config *cfg, const struct brig_ns_plan *ns, brig
       int r = 0;
 
       if (path == NULL)
-        return brig_error_set (err, EINVAL, "linux.sysctl \"%s\": not a valid sysctl name", key);
+        return brig_error_say (err, EINVAL, "linux.sysctl \"%s\": not a valid sysctl name", key);
       switch (classify (path))
         {
         case SYSCTL_HOST:
-          return brig_error_set (err, EINVAL, "linux.sysctl \"%s\": not namespaced, it would "
+          return brig_error_say (err, EINVAL, "linux.sysctl \"%s\": not namespaced, it would "
                                  "change the host (allowed: ipc sysctls with an ipc namespace, "
                                  "net.* with a network namespace, kernel.hostname and "
                                  "kernel.domainname with a uts namespace)", key);
@@ -127,7 +127,7 @@ brig_sysctl_validate (const oci_config *cfg, const struct brig_ns_plan *ns, brig
             const char *set = host ? cfg->hostname : cfg->domainname;
             r = check_own_ns (ns, BRIG_NS_UTS, "uts", key, err);
             if (r == 0 && set && *set && strcmp (set, value) != 0)
-              r = brig_error_set (err, EINVAL, "linux.sysctl \"%s\": \"%s\" conflicts with "
+              r = brig_error_say (err, EINVAL, "linux.sysctl \"%s\": \"%s\" conflicts with "
                                   "%s \"%s\"", key, value, field, set);
           }
           break;

@@ -224,7 +224,7 @@ brig_terminal_recv_master (int sockfd, int *master, brig_error *err)
   cmsg = CMSG_FIRSTHDR (&msg);
   if (r == 0 || cmsg == NULL || cmsg->cmsg_level != SOL_SOCKET
       || cmsg->cmsg_type != SCM_RIGHTS || cmsg->cmsg_len != CMSG_LEN (sizeof (int)))
-    return brig_error_set (err, EPROTO, "receive the pty master: no file descriptor in the message");
+    return brig_error_say (err, EPROTO, "receive the pty master: no file descriptor in the message");
   memcpy (&fd, CMSG_DATA (cmsg), sizeof fd);
   *master = fd;
   return 0;

@@ -127,13 +127,13 @@ requires_memory_controller() {
 	run brig start big
 	echo "start big -> $status: ${output:0:300}"
 	[ "$status" -eq 1 ]
-	assert_contains "$output" "Argument list too long"
+	assert_contains "$output" "argument list too long"
 	assert_contains "$output" "echo"
 	wait_for_status big stopped
 
 	try run bigrun
 	[ "$status" -eq 1 ]
-	assert_contains "$output" "Argument list too long"
+	assert_contains "$output" "argument list too long"
 	assert_contains "$output" "/bin/echo"
 	[ ! -e "$ROOT/bigrun" ]
 
@@ -146,7 +146,7 @@ requires_memory_controller() {
 	echo "start noent -> $status: $output"
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "/bin/noint"
-	assert_contains "$output" "No such file or directory"
+	assert_contains "$output" "no such file or directory"
 	wait_for_status noent stopped
 
 	# EACCES: the program lost its execute bit after create.
@@ -159,7 +159,7 @@ requires_memory_controller() {
 	echo "start acces -> $status: $output"
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "/bin/noexec"
-	assert_contains "$output" "Permission denied"
+	assert_contains "$output" "permission denied"
 	wait_for_status acces stopped
 	[ ! -s "$BUNDLE/acces.out" ]
 

@@ -305,7 +305,7 @@ other_value() {
 	mkdir -p "$BUNDLE/rootfs/tmp/p"
 	ln -s /tmp/p "$BUNDLE/rootfs/proc"
 	set_args cat /proc/self/status
-	run_fails p "mount proc to /proc: /proc in the rootfs is a symlink, it must be a plain directory"
+	run_fails p "mount proc to /proc: /proc must be mounted on ordinary directory: /proc in the rootfs is a symlink"
 	# Nothing was mounted through it, and it was left as it was.
 	[ -z "$(ls -A "$BUNDLE/rootfs/tmp/p")" ]
 	[ "$(readlink "$BUNDLE/rootfs/proc")" = /tmp/p ]
@@ -317,7 +317,7 @@ other_value() {
 	rm -rf "$BUNDLE/rootfs/proc"
 	ln -s "$HOST_DIR" "$BUNDLE/rootfs/proc"
 	set_args cat /proc/self/status
-	run_fails p "mount proc to /proc: /proc in the rootfs is a symlink"
+	run_fails p "mount proc to /proc: /proc must be mounted on ordinary directory: /proc in the rootfs is a symlink"
 	[ -z "$(ls -A "$HOST_DIR")" ]
 	[ ! -e "$BUNDLE/rootfs$HOST_DIR" ]
 	! grep -q " $HOST_DIR " /proc/self/mountinfo || false
@@ -333,16 +333,16 @@ other_value() {
 	mkdir -p "$BUNDLE/rootfs/tmp/s"
 	ln -s /tmp/s "$BUNDLE/rootfs/sys"
 	set_args ls /sys
-	run_fails s "mount sysfs to /sys: /sys in the rootfs is a symlink, it must be a plain directory"
+	run_fails s "mount sysfs to /sys: /sys must be mounted on ordinary directory: /sys in the rootfs is a symlink"
 	[ -z "$(ls -A "$BUNDLE/rootfs/tmp/s")" ]
 	rm "$BUNDLE/rootfs/sys"
 	touch "$BUNDLE/rootfs/sys"
-	run_fails s "mount sysfs to /sys: /sys in the rootfs is not a directory"
+	run_fails s "mount sysfs to /sys: /sys must be mounted on ordinary directory: /sys in the rootfs is not a directory"
 	rm "$BUNDLE/rootfs/sys"
 	mkdir "$BUNDLE/rootfs/sys"
 	rm -rf "$BUNDLE/rootfs/proc"
 	touch "$BUNDLE/rootfs/proc"
-	run_fails s "mount proc to /proc: /proc in the rootfs is not a directory"
+	run_fails s "mount proc to /proc: /proc must be mounted on ordinary directory: /proc in the rootfs is not a directory"
 }
 
 @test "rootfs: /dev that is a symlink is refused, with a /dev mount and without" {
@@ -350,10 +350,10 @@ other_value() {
 	mkdir -p "$BUNDLE/rootfs/tmp/d"
 	ln -s /tmp/d "$BUNDLE/rootfs/dev"
 	set_args ls /dev
-	run_fails d "mount tmpfs to /dev: /dev in the rootfs is a symlink, it must be a plain directory"
+	run_fails d "mount tmpfs to /dev: /dev must be mounted on ordinary directory: /dev in the rootfs is a symlink"
 	[ -z "$(ls -A "$BUNDLE/rootfs/tmp/d")" ]
 	# Without a /dev mount the device nodes would be made through it.
 	update_config '.mounts |= map(select(.destination | startswith("/dev") | not))'
-	run_fails d "set up /dev: /dev in the rootfs is a symlink, it must be a plain directory"
+	run_fails d "set up /dev: /dev must be mounted on ordinary directory: /dev in the rootfs is a symlink"
 	[ -z "$(ls -A "$BUNDLE/rootfs/tmp/d")" ]
 }

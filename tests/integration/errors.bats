@@ -162,7 +162,7 @@ run_fails() {
 	update_config '.process.args = ["nope"]'
 	create_fails ctr
 	if is_brig; then
-		assert_contains "$output" 'executable file "nope" not found in $PATH: No such file or directory'
+		assert_contains "$output" 'exec: "nope": executable file not found in $PATH (PATH='
 	else
 		assert_contains "$output" 'executable file not found in $PATH'
 	fi
@@ -172,7 +172,7 @@ run_fails() {
 	update_config '.process.args = ["nope"]'
 	run_fails ctr
 	if is_brig; then
-		assert_contains "$output" 'executable file "nope" not found in $PATH: No such file or directory'
+		assert_contains "$output" 'exec: "nope": executable file not found in $PATH (PATH='
 	else
 		assert_contains "$output" 'executable file not found in $PATH'
 	fi

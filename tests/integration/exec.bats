@@ -274,7 +274,7 @@ start_container() {
 	run brig exec ctr nosuch-binary
 	[ "$status" -eq 255 ]
 	if is_brig; then
-		assert_contains "$output" 'executable file "nosuch-binary" not found in $PATH: No such file or directory'
+		assert_contains "$output" 'exec: "nosuch-binary": executable file not found in $PATH (PATH='
 	else
 		assert_contains "$output" "nosuch-binary"
 		assert_contains "$output" 'executable file not found in $PATH'

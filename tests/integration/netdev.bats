@@ -178,7 +178,7 @@ netdevs() {
 	run brig create nd </dev/null
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "$output" = 'linux.netDevices: host interface "nd9": No such device' ]
+	[ "$output" = 'invalid configuration: linux.netDevices: host interface "nd9": No such device' ]
 	run brig list -q
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]

@@ -345,7 +345,7 @@ run_in() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	if is_brig; then
-		assert_contains "$output" 'executable file "no-such-binary" not found in $PATH: No such file or directory'
+		assert_contains "$output" 'exec: "no-such-binary": executable file not found in $PATH (PATH='
 	else
 		assert_contains "$output" 'executable file not found in $PATH'
 	fi

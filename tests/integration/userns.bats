@@ -208,3 +208,31 @@ rootless_cleanup() {
 	run as_user "$rt" --root "$RL_DIR/xdg/rt" list -q
 	[ -z "$output" ]
 }
+
+# Issue 26 item 13: a new user namespace without uidMappings/gidMappings.
+@test "userns: without mappings, rootless: the user's own ids become the container's root" {
+	requires program:setpriv command:spec
+	local user rt
+	rootless_bundle
+	run as_user sh -c "cd '$RL_DIR' && jq 'del(.linux.uidMappings, .linux.gidMappings) | .process.terminal = false | .root.readonly = false |
+		.process.args = [\"sh\", \"-c\", \"id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map\"]' config.json >c && mv c config.json"
+	[ "$status" -eq 0 ]
+	run as_user sh -c "cd '$RL_DIR' && '$rt' --root '$RL_DIR/xdg/rt' run rl </dev/null 2>&1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[1]}" = 0 ]
+	[[ "${lines[2]}" =~ ^[[:space:]]*0[[:space:]]+$user[[:space:]]+1$ ]]
+	[[ "${lines[3]}" =~ ^[[:space:]]*0[[:space:]]+$user[[:space:]]+1$ ]]
+}
+
+@test "userns: without mappings, as host root: refused (crun would map host root in), nothing left" {
+	update_config '.linux.namespaces += [{"type": "user"}] | del(.linux.uidMappings, .linux.gidMappings)'
+	run brig run ctr </dev/null
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.uidMappings: a new user namespace without mappings would map the container's root to brig's own id 0, which is root outside"
+	# a complete sentence: no errno text glued on
+	[[ "$output" != *"Operation not permitted"* ]]
+	assert_no_leftovers ctr
+}

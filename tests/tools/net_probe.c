@@ -26,6 +26,10 @@
  *                                 whose packets go to REMOTE:PORT, through
  *                                 rtnetlink (needs CAP_NET_ADMIN over the
  *                                 network namespace): "vxlan: ok|ERRNO MS"
+ *   net_probe accept FD           accept one connection on the listening
+ *                                 socket FD (socket activation, issue 26),
+ *                                 send it "hello from the container\n",
+ *                                 print "accepted on fd FD" (exit 1 if not)
  *
  * Exit status 0 unless the arguments are wrong. */
 #include <arpa/inet.h>
@@ -390,6 +394,20 @@ do_vxlan (const char *name, int id, const char *remote, int port, const char *de
   report ("vxlan", e, &t0);
 }
 
+static void
+do_accept (int fd)
+{
+  static const char hello[] = "hello from the container\n";
+  int c = accept (fd, NULL, NULL);
+  if (c < 0 || write (c, hello, sizeof hello - 1) != (ssize_t) sizeof hello - 1)
+    {
+      printf ("accept on fd %d: %s\n", fd, ename (errno));
+      exit (1);
+    }
+  close (c);
+  printf ("accepted on fd %d\n", fd);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -412,11 +430,13 @@ main (int argc, char **argv)
     do_raw (argv[2], argv[3], argv[4], atoi (argv[5]));
   else if (argc == 7 && strcmp (argv[1], "vxlan") == 0)
     do_vxlan (argv[2], atoi (argv[3]), argv[4], atoi (argv[5]), argv[6]);
+  else if (argc == 3 && strcmp (argv[1], "accept") == 0)
+    do_accept (atoi (argv[2]));
   else
     {
       fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | "
                "serve PORT | udpserve PORT | raw IFACE MAC ADDR PORT | "
-               "vxlan NAME ID REMOTE PORT DEV\n");
+               "vxlan NAME ID REMOTE PORT DEV | accept FD\n");
       return 2;
     }
   return 0;

@@ -58,7 +58,7 @@ child_sets (const char *json, uid_t uid, const uint64_t want[5])
   brig_error err = { 0 };
   int bad = 0;
 
-  if (brig_caps_prepare (c, uid, &err) < 0)
+  if (brig_caps_prepare (c, uid, true, &err) < 0)
     return 100;
   if (uid != 0 && (setresgid (uid, uid, uid) < 0 || setresuid (uid, uid, uid) < 0))
     return 101;
@@ -100,7 +100,7 @@ child_chown (const char *json, uid_t uid, const uint64_t *want)
 {
   oci_capabilities *c = parse (json);
   brig_error err = { 0 };
-  if (brig_caps_prepare (c, uid, &err) < 0 || setresuid (uid, uid, uid) < 0 || brig_caps_apply (c, &err) < 0)
+  if (brig_caps_prepare (c, uid, true, &err) < 0 || setresuid (uid, uid, uid) < 0 || brig_caps_apply (c, &err) < 0)
     return 100;
   if (chown (tmpfile_path, 4242, 4242) == 0)
     return want[0] ? 0 : 1;

@@ -2,12 +2,15 @@
  * sources are also resolved with realpath(3), so a symlink on the host does
  * not hide a sensitive directory). Sources: CIS Docker Benchmark v1.6.0
  * section 5 ("CIS 5.n"), Kubernetes Pod Security Standards ("PSS"), NIST SP
- * 800-190 section 4.4 ("NIST 4.4.n"), brig issue #12 (egress). */
+ * 800-190 section 4.4 ("NIST 4.4.n"), brig issue #12 (egress). The groups
+ * run.oci.keep_original_groups keeps are the checking process's own. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "groups.h"
 #include "mounts.h"
 #include "sandbox/check_internal.h"
 #include "sandbox/ephemeral.h"
@@ -402,6 +405,20 @@ rule_root_user (const oci_config *cfg, struct brig_check_report *rep)
       if (userns ? map_id (l->gid_mappings, l->gid_mappings_len, g, &h) && h == 0 : g == 0)
         ADD (rep, R_ROOT_USER, RULE_SEV (R_ROOT_USER),
              xasprintf ("process.user.additionalGids[%zu]", i), "has group %u, host gid 0", g);
+    }
+  /* The groups it keeps are those of the brig that makes it: ours here
+   * (at create, exactly the ones kept; create refuses an unmapped one). */
+  bool keep = false;
+  if (brig_keep_groups_parse (cfg->annotations, &keep, NULL) == 0 && keep)
+    {
+      int n = getgroups (0, NULL);
+      _cleanup_free_ gid_t *own = xmalloc0 (((size_t) (n > 0 ? n : 0) + 1) * sizeof *own);
+      n = n > 0 ? getgroups (n, own) : 0;
+      for (int i = 0; i < n; i++)
+        if (own[i] == 0)
+          ADD (rep, R_ROOT_USER, RULE_SEV (R_ROOT_USER),
+               xstrdup ("annotations[\"" BRIG_KEEP_GROUPS_ANNOTATION "\"]"),
+               "keeps the caller's groups, among them host gid 0");
     }
 }
 

@@ -360,7 +360,7 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
 
   *n = 0;
   if (len >= sizeof qname)
-    return brig_error_set (err, EINVAL, "host \"%.40s...\": name too long", name);
+    return brig_error_say (err, EINVAL, "host \"%.40s...\": name too long", name);
   memcpy (qname, name, len + 1);
   if (len && qname[len - 1] == '.')
     qname[--len] = '\0';
@@ -368,19 +368,19 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
     {
       size_t ll = strcspn (l, ".");
       if (ll == 0 || ll > 63)
-        return brig_error_set (err, EINVAL, "host \"%s\": not a DNS name", name);
+        return brig_error_say (err, EINVAL, "host \"%s\": not a DNS name", name);
       l += ll + (l[ll] == '.');
     }
   /* RFC 6761: "invalid" names never reach a server */
   if (strcasecmp (qname, "invalid") == 0
       || (len > 8 && strcasecmp (qname + len - 8, ".invalid") == 0))
-    return brig_error_set (err, ENOENT, "host \"%s\" does not exist (.invalid)", name);
+    return brig_error_say (err, ENOENT, "host \"%s\" does not exist (.invalid)", name);
   if (*deadline == 0)
     *deadline = now_ms () + BRIG_DNS_BUDGET_MS;
   if (read_conf (&c, err) < 0)
     return brig_error_wrap (err, "host \"%s\": not in /etc/hosts, and no nameserver", name);
   if (c.n == 0)
-    return brig_error_set (err, ENOENT, "host \"%s\": not in /etc/hosts, and "
+    return brig_error_say (err, ENOENT, "host \"%s\": not in /etc/hosts, and "
                            "/etc/resolv.conf names no nameserver", name);
   for (int a = 0; a < c.attempts; a++)
     for (size_t i = 0; i < c.n; i++)
@@ -388,7 +388,7 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
         enum verdict v;
         int64_t left = *deadline - now_ms ();
         if (left <= 0)
-          return brig_error_set (err, ETIMEDOUT, "host \"%s\": the %d s that all of the "
+          return brig_error_say (err, ETIMEDOUT, "host \"%s\": the %d s that all of the "
                                  "policy's DNS lookups may take are spent", name,
                                  BRIG_DNS_BUDGET_MS / 1000);
         /* each server's answer stands alone: nothing of one that failed
@@ -398,10 +398,10 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
                                                                    : c.timeout_s * 1000,
                         out, n);
         if (v == V_NXDOMAIN)
-          return brig_error_set (err, ENOENT, "host \"%s\" does not exist (nameserver %s: "
+          return brig_error_say (err, ENOENT, "host \"%s\" does not exist (nameserver %s: "
                                  "NXDOMAIN)", name, c.s[i].text);
         if (v == V_OK && *n == 0)
-          return brig_error_set (err, ENOENT, "host \"%s\" has no A or AAAA address "
+          return brig_error_say (err, ENOENT, "host \"%s\" has no A or AAAA address "
                                  "(nameserver %s)", name, c.s[i].text);
         if (v == V_OK)
           return 0;
@@ -412,7 +412,7 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
       tried = old ? xasprintf ("%s, %s", old, c.s[i].text) : xstrdup (c.s[i].text);
       free (old);
     }
-  return brig_error_set (err, ETIMEDOUT, "host \"%s\": no usable answer from nameserver %s "
+  return brig_error_say (err, ETIMEDOUT, "host \"%s\": no usable answer from nameserver %s "
                          "within %d s (not in /etc/hosts either)", name, tried,
                          c.timeout_s * c.attempts * (int) c.n);
 }

@@ -95,7 +95,7 @@ add_addr_rule (brig_egress_policy *p, int family, const uint8_t *addr, unsigned 
           return 0;
         }
       if (f == BRIG_ADDR_NAT64_LOCAL && allow)
-        return brig_error_set (err, EINVAL, "%s: \"%s\" is in 64:ff9b::/32 outside "
+        return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is in 64:ff9b::/32 outside "
                                "64:ff9b::/96 (local-use NAT64), where the IPv4 address "
                                "depends on the network's prefix length: brig denies that "
                                "range; allow the IPv4 address", key, what);
@@ -256,14 +256,14 @@ resolve_dns (brig_egress_policy *p, const char *name, uint16_t port, brig_error 
 
   r = brig_dns_resolve (name, &p->dns_deadline, a, &n, err);
   if (r < 0)
-    return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY);
+    return brig_error_wrap (err, "annotation " BRIG_EGRESS_ALLOW_KEY);
   for (size_t i = 0; i < n; i++)
     {
       char text[INET6_ADDRSTRLEN], *old = list;
       const char *form;
       inet_ntop (a[i].family, a[i].addr, text, sizeof text);
       if (dns_forbidden (&a[i], &form))
-        return brig_error_set (err, EPERM, BRIG_EGRESS_ALLOW_KEY ": host \"%s\" resolves "
+        return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_ALLOW_KEY ": host \"%s\" resolves "
                                "through DNS to %s%s%s%s, which only an address or /etc/hosts "
                                "may allow", name, text, form ? " (" : "", form ? form : "",
                                form ? " form)" : "");
@@ -290,7 +290,7 @@ resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_erro
   size_t found = 0;
 
   if (brig_read_file_at (AT_FDCWD, "/etc/hosts", &buf, NULL, err) < 0)
-    return brig_error_wrap (err, BRIG_EGRESS_ALLOW_KEY ": resolve \"%s\"", name);
+    return brig_error_wrap (err, "annotation " BRIG_EGRESS_ALLOW_KEY ": resolve \"%s\"", name);
   for (char *line = strtok_r (buf, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
       char *hash = strchr (line, '#'), *ws = NULL, *addr, *tok;
@@ -335,13 +335,13 @@ brig_egress_entry_parse (const char *key, const char *entry, bool allow,
 
   memset (c, 0, sizeof *c);
   if (strlen (entry) >= sizeof buf)
-    return brig_error_set (err, EINVAL, "%s: entry \"%.40s...\" is too long", key, entry);
+    return brig_error_say (err, EINVAL, "annotation %s: entry \"%.40s...\" is too long", key, entry);
   strcpy (buf, entry);
   if (buf[0] == '[')
     {
       char *close = strchr (buf, ']');
       if (close == NULL || (close[1] != '\0' && close[1] != ':'))
-        return brig_error_set (err, EINVAL, "%s: \"%s\" is not [IPv6-CIDR]:port", key, entry);
+        return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is not [IPv6-CIDR]:port", key, entry);
       *close = '\0';
       host = buf + 1;
       if (close[1] == ':')
@@ -354,15 +354,15 @@ brig_egress_entry_parse (const char *key, const char *entry, bool allow,
       *port_s++ = '\0';
     }
   if (port_s && parse_port (port_s, &c->port) < 0)
-    return brig_error_set (err, EINVAL, "%s: \"%s\": port must be 1-65535", key, entry);
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\": port must be 1-65535", key, entry);
   if (c->port && !allow)
-    return brig_error_set (err, EINVAL, "%s: \"%s\": deny entries are CIDRs without a port",
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\": deny entries are CIDRs without a port",
                            key, entry);
   if (parse_cidr (host, &c->family, c->addr, &c->prefix) == 0)
     return 0;
   if (!allow || !valid_hostname (host) || isdigit ((unsigned char) host[strlen (host) - 1])
       || strchr (host, '/') || strlen (host) >= size)
-    return brig_error_set (err, EINVAL, "%s: \"%s\" is not a CIDR%s", key, entry,
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is not a CIDR%s", key, entry,
                            allow ? ", CIDR:port or hostname[:port]" : "");
   strcpy (host_out, host);
   return 1;
@@ -404,7 +404,7 @@ parse_list (brig_egress_policy *p, const char *key, const char *value, bool allo
       if (*tok == '\0')
         continue;
       if (++n > MAX_ENTRIES)
-        return brig_error_set (err, E2BIG, "%s: more than %d entries", key, MAX_ENTRIES);
+        return brig_error_say (err, E2BIG, "annotation %s: more than %d entries", key, MAX_ENTRIES);
       r = parse_entry (p, key, tok, allow, err);
       if (r < 0)
         return r;
@@ -431,15 +431,15 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
       if (strncmp (k, BRIG_EGRESS_KEY, sizeof BRIG_EGRESS_KEY - 1) == 0
           && strcmp (k, BRIG_EGRESS_KEY) != 0 && strcmp (k, BRIG_EGRESS_ALLOW_KEY) != 0
           && strcmp (k, BRIG_EGRESS_DENY_KEY) != 0 && strcmp (k, BRIG_EGRESS_HOSTNET_KEY) != 0)
-        return brig_error_set (err, EINVAL, "annotations: unknown key \"%s\" (known: "
+        return brig_error_say (err, EINVAL, "annotation %s: unknown key (known: "
                                BRIG_EGRESS_KEY ", " BRIG_EGRESS_ALLOW_KEY ", "
                                BRIG_EGRESS_DENY_KEY ", " BRIG_EGRESS_HOSTNET_KEY ")", k);
     }
   if (hostnet && strcmp (hostnet, "true") != 0 && strcmp (hostnet, "false") != 0)
-    return brig_error_set (err, EINVAL, BRIG_EGRESS_HOSTNET_KEY ": \"%s\" is not true or "
+    return brig_error_say (err, EINVAL, "annotation " BRIG_EGRESS_HOSTNET_KEY ": \"%s\" is not true or "
                            "false", hostnet);
   if (mode == NULL)
-    return brig_error_set (err, EINVAL, "annotations: %s needs " BRIG_EGRESS_KEY
+    return brig_error_say (err, EINVAL, "annotation %s: needs " BRIG_EGRESS_KEY
                            " (none, public or allowlist)",
                            allow ? BRIG_EGRESS_ALLOW_KEY : BRIG_EGRESS_DENY_KEY);
   p = xmalloc0 (sizeof *p);
@@ -453,13 +453,13 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   else
     {
       brig_egress_policy_free (p);
-      return brig_error_set (err, EINVAL, BRIG_EGRESS_KEY ": \"%s\" is not none, public or "
+      return brig_error_say (err, EINVAL, "annotation " BRIG_EGRESS_KEY ": \"%s\" is not none, public or "
                              "allowlist", mode);
     }
   if (p->mode == BRIG_EGRESS_NONE && allow && *allow)
     {
       brig_egress_policy_free (p);
-      return brig_error_set (err, EINVAL, BRIG_EGRESS_ALLOW_KEY ": not allowed with "
+      return brig_error_say (err, EINVAL, "annotation " BRIG_EGRESS_ALLOW_KEY ": not allowed with "
                              BRIG_EGRESS_KEY "=none (use allowlist)");
     }
   /* The host is more than its loopback: every address of its interfaces,
@@ -468,7 +468,7 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
   if (!own_netns && (hostnet == NULL || strcmp (hostnet, "true") != 0))
     {
       brig_egress_policy_free (p);
-      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": the container would run in the "
+      return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": the container would run in the "
                              "host's network namespace, where the addresses of the host's "
                              "interfaces (also those added later) and its abstract unix "
                              "sockets reach the host's services; give it a network namespace "

@@ -142,7 +142,7 @@ build_nodes (const brig_egress_policy *p, int family, struct node **out, size_t 
           if (np == NPORTS)
             {
               free (nodes);
-              return brig_error_set (err, E2BIG, BRIG_EGRESS_ALLOW_KEY ": more than %d "
+              return brig_error_say (err, E2BIG, "annotation " BRIG_EGRESS_ALLOW_KEY ": more than %d "
                                      "different ports apply to one address range", NPORTS);
             }
           ports[np++] = r[j].port;
@@ -176,7 +176,7 @@ map_create (uint32_t type, uint32_t key, uint32_t value, uint32_t max, uint32_t 
   snprintf (a.map_name, sizeof a.map_name, "%s", name);
   fd = brig_bpf (BPF_MAP_CREATE, &a);
   if (fd < 0)
-    return brig_error_errno (err, BRIG_EGRESS_KEY ": create the BPF map %s", name);
+    return brig_error_errno (err, "annotation " BRIG_EGRESS_KEY ": create the BPF map %s", name);
   return fd;
 }
 
@@ -215,7 +215,7 @@ trie_create (const brig_egress_policy *p, int family, brig_error *err)
       if ((r = map_update (fd, key, &nodes[i].v)) < 0)
         {
           close (fd);
-          return brig_error_set (err, -r, BRIG_EGRESS_KEY ": fill the BPF trie");
+          return brig_error_set (err, -r, "annotation " BRIG_EGRESS_KEY ": fill the BPF trie");
         }
     }
   return fd;
@@ -595,7 +595,7 @@ prog_load (struct prog *p, uint32_t type, uint32_t attach, const char *what, bri
       if (again >= 0 || errno == ENOSPC)
         log[0] = '\0';
       brig_debug ("egress %s verifier: %s", what, log);
-      return brig_error_set (err, e, BRIG_EGRESS_KEY ": load the %s BPF program", what);
+      return brig_error_set (err, e, "annotation " BRIG_EGRESS_KEY ": load the %s BPF program", what);
     }
   return fd;
 }
@@ -622,11 +622,11 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
   int r;
 
   if (dir == NULL)
-    return brig_error_set (err, EOPNOTSUPP, BRIG_EGRESS_KEY ": needs a cgroup v2 directory "
+    return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_EGRESS_KEY ": needs a cgroup v2 directory "
                            "for the container (no cgroup2 mounted here, or cgroups disabled)");
   cgfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgfd < 0)
-    return brig_error_errno (err, BRIG_EGRESS_KEY ": open %s", dir);
+    return brig_error_errno (err, "annotation " BRIG_EGRESS_KEY ": open %s", dir);
   if ((map4 = trie_create (pol, AF_INET, err)) < 0)
     return map4;
   if ((map6 = trie_create (pol, AF_INET6, err)) < 0)
@@ -658,7 +658,7 @@ brig_egress_apply (const brig_egress_policy *pol, const char *dir, brig_error *e
       a.attach_flags = BPF_F_ALLOW_MULTI;
       if (brig_bpf (BPF_PROG_ATTACH, &a) < 0)
         {
-          r = brig_error_errno (err, BRIG_EGRESS_KEY ": attach the %s BPF program to %s",
+          r = brig_error_errno (err, "annotation " BRIG_EGRESS_KEY ": attach the %s BPF program to %s",
                                 progs[i].what, dir);
           return r;
         }

@@ -62,11 +62,11 @@ brig_egress_check_caps (const oci_capabilities *c, const struct brig_egress_ns *
   /* AF_PACKET sockets send frames below IP, where no cgroup program runs;
    * over the container's own network namespace too, with a user namespace */
   if (m & BIT (CAP_NET_RAW))
-    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": %s grants CAP_NET_RAW, whose packet "
+    return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": %s grants CAP_NET_RAW, whose packet "
                            "sockets bypass the egress policy; drop it", field);
   for (size_t i = 0; !ns->own_userns && i < BRIG_ARRAY_SIZE (host); i++)
     if (m & BIT (host[i]))
-      return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": %s grants %s without a user "
+      return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": %s grants %s without a user "
                              "namespace: it could detach the egress policy; drop it or add a "
                              "user namespace", field, brig_cap_name (host[i]));
   /* Namespaced, but over the network namespace the process sends from: a
@@ -74,7 +74,7 @@ brig_egress_check_caps (const oci_capabilities *c, const struct brig_egress_ns *
    * packets in outer ones the kernel sends without the socket, so no
    * cgroup program judges where they go. */
   if ((m & BIT (CAP_NET_ADMIN)) && ns->owns_netns)
-    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": %s grants CAP_NET_ADMIN over a "
+    return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": %s grants CAP_NET_ADMIN over a "
                            "network namespace its user namespace owns: the packets of a "
                            "tunnel device it makes there leave without the egress policy; "
                            "drop it, or join a network namespace the container's user "
@@ -85,7 +85,7 @@ brig_egress_check_caps (const oci_capabilities *c, const struct brig_egress_ns *
    * container's own (the host's, a pod's) it reaches processes outside
    * the cgroup, whose sockets no program of the container judges. */
   if ((m & BIT (CAP_SYS_PTRACE)) && (!ns->own_userns || !ns->own_pidns))
-    return brig_error_set (err, EPERM, BRIG_EGRESS_KEY ": %s grants CAP_SYS_PTRACE %s: it "
+    return brig_error_say (err, EPERM, "annotation " BRIG_EGRESS_KEY ": %s grants CAP_SYS_PTRACE %s: it "
                            "could act through a process the egress policy does not hold; "
                            "drop it", field,
                            !ns->own_userns ? "without a user namespace"

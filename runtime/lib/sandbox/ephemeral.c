@@ -74,12 +74,12 @@ brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_erro
   if (on == NULL || strcmp (on, "false") == 0)
     {
       if (size)
-        return brig_error_set (err, EINVAL, "annotation %s: needs %s=true", BRIG_EPHEMERAL_SIZE_KEY,
+        return brig_error_say (err, EINVAL, "annotation %s: needs %s=true", BRIG_EPHEMERAL_SIZE_KEY,
                                BRIG_EPHEMERAL_KEY);
       return 0;
     }
   if (strcmp (on, "true") != 0)
-    return brig_error_set (err, EINVAL, "annotation %s: \"%s\" is not true or false",
+    return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is not true or false",
                            BRIG_EPHEMERAL_KEY, on);
   /* A CRI pod's pause container gets the pod's annotations and a read-only
    * root: the layer is for the pod's other containers (pod.h). */
@@ -99,24 +99,24 @@ brig_ephemeral_parse (const oci_config *cfg, struct brig_ephemeral *e, brig_erro
       if (r == 0 && e->size < 4096)
         r = -ERANGE;
       if (r < 0)
-        return brig_error_set (err, EINVAL, "annotation %s: \"%s\" is not a size of at least "
+        return brig_error_say (err, EINVAL, "annotation %s: \"%s\" is not a size of at least "
                                "4096 bytes (bytes or a k, m or g suffix) or \"disk\"",
                                BRIG_EPHEMERAL_SIZE_KEY, size);
     }
   if (!has_namespace (cfg, "mount"))
-    return brig_error_set (err, EINVAL, "annotation %s: needs a mount namespace in "
+    return brig_error_say (err, EINVAL, "annotation %s: needs a mount namespace in "
                            "linux.namespaces (the layer lives in it)", BRIG_EPHEMERAL_KEY);
   /* A read-only root would never write the layer: asking for both is a
    * mistake in the config, not something to guess about. */
   /* The init opens the disk layer by path inside its mount namespace; as
    * container root of a user namespace it cannot traverse the state root. */
   if (e->mode == BRIG_EPHEMERAL_DISK && has_namespace (cfg, "user"))
-    return brig_error_set (err, EINVAL, "annotation %s=disk: not supported with a user "
+    return brig_error_say (err, EINVAL, "annotation %s=disk: not supported with a user "
                            "namespace (the layer's directory is under the state root, which "
                            "container root cannot reach): use the tmpfs layer",
                            BRIG_EPHEMERAL_SIZE_KEY);
   if (cfg->root && cfg->root->readonly)
-    return brig_error_set (err, EINVAL, "annotation %s: root.readonly is true, so the layer "
+    return brig_error_say (err, EINVAL, "annotation %s: root.readonly is true, so the layer "
                            "would never be written: set root.readonly to false (the bundle's "
                            "rootfs stays unwritten either way)", BRIG_EPHEMERAL_KEY);
   return 0;
@@ -149,7 +149,7 @@ brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
    * default state root /run/brig is tmpfs) a tenant could fill the host's
    * /run, which the tmpfs layer's size would have prevented. */
   if (fstatfs (dirfd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
-    return brig_error_set (err, EINVAL, "annotation " BRIG_EPHEMERAL_SIZE_KEY "=disk: the "
+    return brig_error_say (err, EINVAL, "annotation " BRIG_EPHEMERAL_SIZE_KEY "=disk: the "
                            "state root is on a memory file system (tmpfs), where the layer "
                            "would have no size limit; give a size, or a --root on disk");
   if (mkdirat (dirfd, BRIG_EPHEMERAL_DIR, 0700) < 0)
@@ -204,7 +204,7 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const 
       layer = open (rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   else if (disk_dir == NULL)
-    return brig_error_set (err, EINVAL, "the ephemeral disk layer has no directory");
+    return brig_error_say (err, EINVAL, "the ephemeral disk layer has no directory");
   else
     layer = open (disk_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (layer < 0)

@@ -46,7 +46,7 @@ int
 brig_pool_check_name (const char *name, brig_error *err)
 {
   if (name == NULL || strlen (name) > 128 || brig_state_check_id (name, NULL) < 0)
-    return brig_error_set (err, EINVAL, "invalid pool name \"%.128s\": [A-Za-z0-9_+.-], at "
+    return brig_error_say (err, EINVAL, "invalid pool name \"%.128s\": [A-Za-z0-9_+.-], at "
                            "most 128 characters, not \".\" or \"..\"", name ? name : "");
   return 0;
 }
@@ -82,7 +82,7 @@ pool_closep (struct pool *p)
 static int
 no_pool (const char *name, brig_error *err)
 {
-  return brig_error_set (err, ENOENT, "pool \"%s\" does not exist", name);
+  return brig_error_say (err, ENOENT, "pool \"%s\" does not exist", name);
 }
 
 /* Open pool name with lock op (LOCK_SH, LOCK_EX); create: make what is
@@ -163,7 +163,7 @@ pool_open (const struct brig_context *ctx, const char *name, bool create, int op
         return no_pool (name, err);
     }
   if (p->dirfd < 0)
-    return brig_error_set (err, EAGAIN, "pool \"%s\": drained again and again while opening",
+    return brig_error_say (err, EAGAIN, "pool \"%s\": drained again and again while opening",
                            name);
 
   for (int i = 0; i < BRIG_POOL_NSTATES; i++)
@@ -256,7 +256,7 @@ pool_of (const char *id, brig_error *err)
   if (dash && dash != id && strlen (dash + 1) == POOL_SUFFIX_LEN
       && strspn (dash + 1, "0123456789abcdef") == POOL_SUFFIX_LEN)
     return strndup (id, (size_t) (dash - id));
-  brig_error_set (err, EINVAL, "\"%s\" is not the id of a pool member (NAME-<12 hex digits>)",
+  brig_error_say (err, EINVAL, "\"%s\" is not the id of a pool member (NAME-<12 hex digits>)",
                   id ? id : "");
   return NULL;
 }
@@ -305,15 +305,15 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
   const char *eph = oci_map_get (cfg->annotations, BRIG_EPHEMERAL_KEY);
 
   if (cfg->process && cfg->process->terminal)
-    return brig_error_set (err, EINVAL, "config.json: process.terminal: a pool member "
+    return brig_error_say (err, EINVAL, "config.json: process.terminal: a pool member "
                            "cannot have a terminal (claim has no console socket to give it)");
   /* Every member of the pool, claimed by different tenants at once, would
    * write the one rootfs of the bundle: a channel between tenants, and
    * what one leaves the next finds. */
   if (!(cfg->root && cfg->root->readonly) && !(eph && strcmp (eph, "true") == 0))
-    return brig_error_set (err, EINVAL, "config.json: root.readonly: the members of a pool "
+    return brig_error_say (err, EINVAL, "config.json: root.readonly: the members of a pool "
                            "share the bundle's rootfs: make it read-only or set "
-                           "annotations." BRIG_EPHEMERAL_KEY "=true");
+                           "the annotation " BRIG_EPHEMERAL_KEY "=true");
   /* What release's reset would refuse, refused before any member exists. */
   if (brig_reset_check_storage (cfg, err) < 0)
     return brig_error_wrap (err, "config.json");
@@ -358,13 +358,13 @@ fill_bundle (struct pool *p, const char *given, char **out, bool *fresh, brig_er
   if (recorded)
     {
       if (given && strcmp (abs, recorded) != 0)
-        return brig_error_set (err, EINVAL, "pool \"%s\" holds members of bundle %s, not %s",
+        return brig_error_say (err, EINVAL, "pool \"%s\" holds members of bundle %s, not %s",
                                p->name, recorded, abs);
       *out = brig_steal_ptr (recorded);
       return 0;
     }
   if (given == NULL)
-    return brig_error_set (err, EINVAL, "pool \"%s\" is new: --bundle is required", p->name);
+    return brig_error_say (err, EINVAL, "pool \"%s\" is new: --bundle is required", p->name);
   *fresh = true;
   r = brig_write_file_atomic (p->dirfd, "bundle", abs, strlen (abs), 0600, err);
   if (r < 0)
@@ -566,9 +566,9 @@ brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, b
         }
     }
   if (dropped)
-    return brig_error_set (err, EAGAIN, "pool \"%s\" is empty (%zu broken member%s deleted): "
+    return brig_error_say (err, EAGAIN, "pool \"%s\" is empty (%zu broken member%s deleted): "
                            "fill it", name, dropped, dropped == 1 ? "" : "s");
-  return brig_error_set (err, EAGAIN, "pool \"%s\" is empty: fill it", name);
+  return brig_error_say (err, EAGAIN, "pool \"%s\" is empty: fill it", name);
 }
 
 /* ---- release ---- */
@@ -597,7 +597,7 @@ brig_pool_release (const struct brig_context *ctx, const char *id,
     flock (lock, LOCK_EX | LOCK_NB);
   r = pool_move (&p, id, BRIG_POOL_CLAIMED, BRIG_POOL_RELEASING);
   if (r == -ENOENT)
-    return brig_error_set (err, ENOENT, "container \"%s\" is not a claimed member of pool \"%s\"",
+    return brig_error_say (err, ENOENT, "container \"%s\" is not a claimed member of pool \"%s\"",
                            id, name);
   if (r < 0)
     return brig_error_set (err, -r, "pool \"%s\": release %s", name, id);
@@ -674,12 +674,14 @@ brig_pool_info_clear (struct brig_pool_info *info)
 }
 
 int
-brig_pool_drain (const struct brig_context *ctx, const char *name, brig_error *err)
+brig_pool_drain (const struct brig_context *ctx, const char *name, size_t *deleted,
+                 brig_error *err)
 {
   _cleanup_pool_ struct pool p;
   size_t left = 0;
   int r;
 
+  *deleted = 0;
   r = pool_open (ctx, name, false, LOCK_EX, &p, err);
   if (r < 0)
     return r;
@@ -707,6 +709,8 @@ brig_pool_drain (const struct brig_context *ctx, const char *name, brig_error *e
             }
           brig_error_clear (&e);
           unlinkat (p.sub[s], ids[i], 0);
+          if (r == 0) /* not one deleted behind the pool's back */
+            ++*deleted;
         }
     }
   if (left)

@@ -83,7 +83,9 @@ int brig_pool_status (const struct brig_context *ctx, const char *name,
 void brig_pool_info_clear (struct brig_pool_info *info);
 
 /* Delete every member (force) and the pool; waits for claims, releases and
- * fills in progress. On failure the pool stays, with what is left. */
-int brig_pool_drain (const struct brig_context *ctx, const char *name, brig_error *err);
+ * fills in progress. On failure the pool stays, with what is left.
+ * *deleted: how many members were deleted (also on failure). */
+int brig_pool_drain (const struct brig_context *ctx, const char *name, size_t *deleted,
+                     brig_error *err);
 
 #endif

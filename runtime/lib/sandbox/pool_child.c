@@ -98,7 +98,7 @@ run_child (const int *fds, size_t nfds, struct shared *sh,
     if (errno != EINTR)
       return brig_error_errno (err, "wait for the pool's child %d", (int) pid);
   if (WIFSIGNALED (status))
-    return brig_error_set (err, EINTR, "the pool's child was killed by signal %d",
+    return brig_error_say (err, EINTR, "the pool's child was killed by signal %d",
                            WTERMSIG (status));
   if (sh->r < 0)
     return brig_error_set_raw (err, sh->code, sh->msg);

@@ -308,7 +308,7 @@ brig_reset_check_storage (const oci_config *cfg, brig_error *err)
    * reset can undo it. */
   if (!(cfg->root && cfg->root->readonly)
       && !(brig_ephemeral_parse (cfg, &e, NULL) == 0 && e.mode != BRIG_EPHEMERAL_OFF))
-    return brig_error_set (err, EINVAL, "root.readonly: the root is writable and has no "
+    return brig_error_say (err, EINVAL, "root.readonly: the root is writable and has no "
                            "ephemeral layer: what a tenant writes there stays for the next "
                            "(set root.readonly or annotations." BRIG_EPHEMERAL_KEY "=true)");
   for (size_t i = 0; i < cfg->mounts_len; i++)
@@ -321,7 +321,7 @@ brig_reset_check_storage (const oci_config *cfg, brig_error *err)
         else if (m->options[k] && strcmp (m->options[k], "rw") == 0)
           ro = false;
       if (!ro && mount_keeps_writes (m))
-        return brig_error_set (err, EINVAL, "mounts[%zu] (%s): a writable %s mount keeps "
+        return brig_error_say (err, EINVAL, "mounts[%zu] (%s): a writable %s mount keeps "
                                "what a tenant writes for the next: add \"ro\" to its options",
                                i, m->destination ? m->destination : "?",
                                m->type ? m->type : "bind");
@@ -395,12 +395,12 @@ reset_prepare (struct reset_run *x, brig_error *err)
     return r;
   p = x->cfg->process;
   if (p == NULL)
-    return brig_error_set (err, EINVAL, "config.json: a container without process cannot be reset");
+    return brig_error_say (err, EINVAL, "config.json: a container without process cannot be reset");
   if (p->has_terminal && p->terminal)
-    return brig_error_set (err, EINVAL, "process.terminal: a container with a terminal "
+    return brig_error_say (err, EINVAL, "process.terminal: a container with a terminal "
                            "cannot be reset (no console socket to hand it to)");
   if (x->cfg->linux && x->cfg->linux->net_devices_len > 0)
-    return brig_error_set (err, EINVAL, "linux.netDevices: a container with network devices "
+    return brig_error_say (err, EINVAL, "linux.netDevices: a container with network devices "
                            "cannot be reset (they leave with the old network namespace)");
   r = brig_reset_opt_in (x->cfg->annotations, &x->opt_in, err);
   if (r < 0)
@@ -415,7 +415,7 @@ reset_prepare (struct reset_run *x, brig_error *err)
   if (x->cg == NULL || strcmp (brig_cgroup_manager_name (x->cg), "disabled") == 0)
     return brig_error_set (err, 0, "container \"%s\" has no cgroup: it cannot be reset", c->id);
   if (brig_cgroup_is_shared (x->cg))
-    return brig_error_set (err, 0, "annotations." BRIG_CGROUP_SHARED_ANNOTATION ": a container "
+    return brig_error_set (err, 0, "annotation " BRIG_CGROUP_SHARED_ANNOTATION ": a container "
                            "sharing its cgroup cannot be reset");
   /* create's checks of the saved config, on the parse above (one read
    * and parse per reset): a config they refuse is refused here, while

@@ -30,7 +30,7 @@ brig_reset_opt_in (const oci_map *a, bool *want, brig_error *err)
       if (strcmp (k, BRIG_RESET_KEY) == 0)
         {
           if (strcmp (a->values[i], "true") != 0 && strcmp (a->values[i], "false") != 0)
-            return brig_error_set (err, EINVAL, "annotations." BRIG_RESET_KEY ": \"%s\" is "
+            return brig_error_say (err, EINVAL, "annotation " BRIG_RESET_KEY ": \"%s\" is "
                                    "not true or false", a->values[i]);
           if (strcmp (a->values[i], "true") == 0)
             *want = true;

@@ -34,7 +34,7 @@ check_maps (const oci_id_mapping *m, size_t n, const char *field, brig_error *er
 {
   for (size_t i = 0; i < n; i++)
     if ((uint64_t) m[i].container_id + m[i].size > BRIG_USERNS_SIZE)
-      return brig_error_set (err, EINVAL, "annotations." BRIG_USERNS_KEY "=auto: %s[%zu] "
+      return brig_error_say (err, EINVAL, "annotation " BRIG_USERNS_KEY "=auto: %s[%zu] "
                              "(containerID %u, size %u) goes beyond the %u ids of a range",
                              field, i, m[i].container_id, m[i].size, BRIG_USERNS_SIZE);
   return 0;
@@ -60,7 +60,7 @@ parse_range (const char *s, struct brig_userns_range *out, brig_error *err)
   *out = (struct brig_userns_range) { (uint32_t) first, (uint32_t) count };
   return 0;
 bad:
-  return brig_error_set (err, EINVAL, "--userns-range \"%s\": not FIRST:COUNT, FIRST a "
+  return brig_error_say (err, EINVAL, "--userns-range \"%s\": not FIRST:COUNT, FIRST a "
                          "non-zero multiple of 65536 and COUNT ranges of 65536 ending at or "
                          "below 2147483648", s);
 }
@@ -78,14 +78,14 @@ brig_userns_auto_parse (const oci_config *cfg, bool new_userns, bool rootless,
   if (v == NULL)
     return 0;
   if (strcmp (v, "auto") != 0)
-    return brig_error_set (err, EINVAL, "annotations." BRIG_USERNS_KEY ": \"%s\" is not "
+    return brig_error_say (err, EINVAL, "annotation " BRIG_USERNS_KEY ": \"%s\" is not "
                            "\"auto\"", v);
   if (!new_userns)
-    return brig_error_set (err, EINVAL, "annotations." BRIG_USERNS_KEY "=auto: needs a new "
+    return brig_error_say (err, EINVAL, "annotation " BRIG_USERNS_KEY "=auto: needs a new "
                            "user namespace (a \"user\" entry without a path in "
                            "linux.namespaces)");
   if (rootless)
-    return brig_error_set (err, EINVAL, "annotations." BRIG_USERNS_KEY "=auto: needs brig to "
+    return brig_error_say (err, EINVAL, "annotation " BRIG_USERNS_KEY "=auto: needs brig to "
                            "run as root (an unprivileged user maps only its own ids)");
   if ((r = check_maps (lx->uid_mappings, lx->uid_mappings_len, "linux.uidMappings", err)) < 0
       || (r = check_maps (lx->gid_mappings, lx->gid_mappings_len, "linux.gidMappings", err)) < 0
@@ -110,7 +110,7 @@ open_registry (brig_error *err)
   if (fstat (fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
     {
       close (fd);
-      return brig_error_set (err, EPERM, "%s: not a directory only root may write",
+      return brig_error_say (err, EPERM, "%s: not a directory only root may write",
                              BRIG_USERNS_REGISTRY);
     }
   return fd;
@@ -290,7 +290,7 @@ brig_userns_auto_alloc (const struct brig_userns_range *from, const char *state_
       reclaim_stale (reg);
     }
   unlinkat (dirfd, BRIG_USERNS_FILE, 0);
-  return brig_error_set (err, ENOSPC, "annotations." BRIG_USERNS_KEY "=auto: all %u id "
+  return brig_error_say (err, ENOSPC, "annotation " BRIG_USERNS_KEY "=auto: all %u id "
                          "ranges of %u ids from %u are in use", from->count, BRIG_USERNS_SIZE,
                          from->first);
 }
@@ -357,16 +357,16 @@ brig_userns_auto_rootfs_tree (const char *rootfs, const struct brig_userns_auto 
 
   userns = brig_idmap_userns (a->uid, a->nuid, a->gid, a->ngid, err);
   if (userns < 0)
-    return brig_error_wrap (err, "annotations." BRIG_USERNS_KEY "=auto: the rootfs's id map");
+    return brig_error_wrap (err, "annotation " BRIG_USERNS_KEY "=auto: the rootfs's id map");
   tree = brig_open_tree (AT_FDCWD, rootfs, OPEN_TREE_CLONE | AT_RECURSIVE);
   if (tree < 0)
-    return brig_error_set (err, -tree, "annotations." BRIG_USERNS_KEY "=auto: open_tree %s",
+    return brig_error_set (err, -tree, "annotation " BRIG_USERNS_KEY "=auto: open_tree %s",
                            rootfs);
   r = brig_mount_setattr_fd (tree, true, MOUNT_ATTR_IDMAP, 0, 0, userns);
   if (r < 0)
     {
       close (tree);
-      return brig_error_set (err, -r, "annotations." BRIG_USERNS_KEY "=auto: idmap the rootfs "
+      return brig_error_set (err, -r, "annotation " BRIG_USERNS_KEY "=auto: idmap the rootfs "
                              "%s (its file system must support idmapped mounts)", rootfs);
     }
   return tree;
