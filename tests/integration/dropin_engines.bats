@@ -96,7 +96,6 @@ connect_and_read() {
 }
 
 @test "state during create: the container does not exist until create has finished" {
-	requires command:create
 	# A createRuntime hook holds create until the test lets it go.
 	update_config '.hooks.createRuntime = [{"path": "/bin/sh", "args": ["sh", "-c",
 		"touch '"$BUNDLE"'/hook.started; i=0; while [ ! -e '"$BUNDLE"'/hook.go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"]}]'
@@ -203,7 +202,7 @@ as_caller_with_groups() {
 }
 
 @test "keep_original_groups: brig check names host gid 0 among the groups it would keep" {
-	requires program:setpriv command:check
+	requires program:setpriv
 	update_config '.process.user = {"uid": 1000, "gid": 1000}
 		| .annotations["run.oci.keep_original_groups"] = "1"'
 	run setpriv --groups 0,5 -- "$RUNTIME" check --bundle "$BUNDLE" --format json

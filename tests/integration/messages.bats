@@ -183,7 +183,6 @@ fails_with() {
 }
 
 @test "messages: start of a running container names it; delete of one points at --force" {
-	requires command:create command:start
 	update_config '.process.args = ["sleep", "100"]'
 	run_detached ctr
 	run brig start ctr
@@ -205,7 +204,6 @@ fails_with() {
 }
 
 @test "messages: pool drain says what it did" {
-	requires command:pool
 	update_config '.root.readonly = true | .process.args = ["sleep", "100"]'
 	run brig pool fill p --bundle "$BUNDLE" --size 2
 	[ "$status" -eq 0 ]

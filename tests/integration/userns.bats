@@ -211,7 +211,7 @@ rootless_cleanup() {
 
 # Issue 26 item 13: a new user namespace without uidMappings/gidMappings.
 @test "userns: without mappings, rootless: the user's own ids become the container's root" {
-	requires program:setpriv command:spec
+	requires program:setpriv
 	local user rt
 	rootless_bundle
 	run as_user sh -c "cd '$RL_DIR' && jq 'del(.linux.uidMappings, .linux.gidMappings) | .process.terminal = false | .root.readonly = false |
