@@ -85,3 +85,40 @@ userns_identity() {
 	assert_contains "$output" "linux.uidMappings[1]: its containerIDs overlap those of linux.uidMappings[0]"
 	assert_no_leftovers
 }
+
+# ---- item 3: kernel.hostname and kernel.domainname ----
+
+@test "sysctl: kernel.hostname is refused with a uts namespace, even equal to hostname or without one; kernel.domainname is kept" {
+	set_args sh -c 'cat /proc/sys/kernel/hostname /proc/sys/kernel/domainname'
+	local before
+	before="$(cat /proc/sys/kernel/hostname)"
+	for cfg in '.linux.sysctl = {"kernel.hostname": "brig"}' \
+		'.linux.sysctl = {"kernel/hostname": "other"}' \
+		'del(.hostname) | .linux.sysctl = {"kernel.hostname": "other"}'; do
+		update_config "$cfg"
+		run brig run h1
+		echo "$cfg -> $status: $output"
+		[ "$status" -eq 1 ]
+		assert_contains "$output" 'conflicts with the OCI "hostname" field'
+		# nothing ran: no output of the process
+		[[ "$output" != *"brig"$'\n'* ]]
+		assert_no_leftovers h1
+	done
+	[ "$(cat /proc/sys/kernel/hostname)" = "$before" ]
+	# kernel.domainname as docker sets it (no domainname field), or equal
+	# to the field, is applied inside, as runc applies it
+	update_config '.hostname = "brig" | .linux.sysctl = {"kernel.domainname": "d1.example"}'
+	run brig run h2
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'brig\nd1.example')" ]
+	update_config '.domainname = "d1.example"'
+	run brig run h3
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'brig\nd1.example')" ]
+	# ... and refused when it differs from the field (crun)
+	update_config '.domainname = "other.example"'
+	run brig run h4
+	[ "$status" -eq 1 ]
+	assert_contains "$output" 'linux.sysctl "kernel.domainname": "d1.example" conflicts with domainname "other.example"'
+	assert_no_leftovers
+}
