@@ -131,7 +131,20 @@ memory_limits (const char *dir, const oci_memory *m, bool update, brig_error *er
                                "account swap (no memory.memsw.limit_in_bytes)");
     }
   if (!set_swap)
-    return set_limit ? brig_cgroup_write (dir, "memory.limit_in_bytes", limit, err) : 0;
+    {
+      uint64_t memsw = 0;
+      if (!set_limit)
+        return 0;
+      r = brig_cgroup_write (dir, "memory.limit_in_bytes", limit, err);
+      /* The kernel keeps the limit at or below memory+swap, and says only
+       * EINVAL: name the other limit. */
+      if (r == -EINVAL && brig_cgroup_read_u64 (dir, "memory.memsw.limit_in_bytes", &memsw) == 0
+          && (m->limit < 0 || (uint64_t) m->limit > memsw))
+        return brig_error_set (err, EINVAL, "linux.resources.memory.limit %" PRId64 ": above "
+                               "the memory+swap limit memory.memsw.limit_in_bytes %" PRIu64
+                               " (raise memory.swap with it)", m->limit, memsw);
+      return r;
+    }
   if (!set_limit)
     return brig_cgroup_write (dir, "memory.memsw.limit_in_bytes", swap, err);
   r = brig_cgroup_write (dir, "memory.limit_in_bytes", limit, NULL);

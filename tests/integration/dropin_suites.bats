@@ -122,3 +122,55 @@ userns_identity() {
 	assert_contains "$output" 'linux.sysctl "kernel.domainname": "d1.example" conflicts with domainname "other.example"'
 	assert_no_leftovers
 }
+
+# ---- item 4: update --memory -1 with a memory+swap limit ----
+
+@test "update: --memory -1 lifts a memory+swap limit too (cgroup v1: in the order the kernel takes)" {
+	requires command:update
+	local mem swapfile
+	if [ -d /sys/fs/cgroup/memory ]; then
+		mem="/sys/fs/cgroup/memory/$TEST_CGROUP_PARENT/$CGROUP_NAME"
+		swapfile=memory.memsw.limit_in_bytes
+		[ -e /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes ] ||
+			skip "the kernel does not account swap (no memory.memsw.limit_in_bytes)"
+	else
+		mem="/sys/fs/cgroup/$TEST_CGROUP_PARENT/$CGROUP_NAME"
+		swapfile=memory.swap.max
+	fi
+	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 50331648}'
+	set_args sleep 1000
+	run_detached u1
+	[ -e "$mem/$swapfile" ] || skip "the kernel does not account swap (no $swapfile)"
+	# 64 MiB in one buffer: more than memory+swap allows, the OOM killer
+	# takes dd
+	run brig exec u1 dd if=/dev/zero of=/dev/null bs=64M count=1
+	echo "before: $status $output"
+	[ "$status" -ne 0 ]
+	if [ "$swapfile" = memory.memsw.limit_in_bytes ]; then
+		# a limit above memory+swap alone: the kernel says EINVAL, brig
+		# names the other limit
+		run brig update --memory 100M u1
+		[ "$status" -eq 1 ]
+		assert_contains "$output" "above the memory+swap limit memory.memsw.limit_in_bytes 50331648"
+	fi
+	run brig update --memory -1 u1
+	echo "update: $status $output"
+	[ "$status" -eq 0 ]
+	cat "$mem/memory.limit_in_bytes" "$mem/memory.max" "$mem/$swapfile" 2>/dev/null || true
+	if [ "$swapfile" = memory.memsw.limit_in_bytes ]; then
+		[ "$(cat "$mem/memory.limit_in_bytes")" = "$(cat "$mem/$swapfile")" ]
+		[ "$(cat "$mem/memory.limit_in_bytes")" -gt 4611686018427387904 ]
+	else
+		[ "$(cat "$mem/memory.max")" = max ]
+		[ "$(cat "$mem/$swapfile")" = max ]
+	fi
+	# inside: the same 64 MiB fit now
+	run brig exec u1 dd if=/dev/zero of=/dev/null bs=64M count=1
+	echo "after: $status $output"
+	[ "$status" -eq 0 ]
+	# what is recorded for the next update is what is in force
+	jq -e '.linux.resources.memory.limit == -1 and .linux.resources.memory.swap == -1' \
+		"$ROOT/u1/config.json"
+	brig delete -f u1
+	assert_no_leftovers u1
+}
