@@ -174,3 +174,32 @@ userns_identity() {
 	brig delete -f u1
 	assert_no_leftovers u1
 }
+
+# ---- item 8: a bind's own atime flags replace the source's ----
+
+# mount_opts PATH: the per-mount options of PATH in the container's
+# mountinfo output ($output), split one per line.
+mount_opts() {
+	awk -v p="$1" '$5 == p { print $6 }' <<<"$output" | tail -n1 | tr , '\n'
+}
+
+@test "mounts: nodiratime on a bind of a noatime source gives relatime,nodiratime; a clearing option keeps the source's" {
+	add_mount '{"destination": "/n", "type": "tmpfs", "source": "tmpfs", "options": ["noatime"]}'
+	add_mount '{"destination": "/nd", "type": "bind", "source": "'"$BUNDLE"'/rootfs/n", "options": ["bind", "nodiratime"]}'
+	add_mount '{"destination": "/ns", "type": "bind", "source": "'"$BUNDLE"'/rootfs/n", "options": ["bind", "nodiratime", "strictatime"]}'
+	add_mount '{"destination": "/nk", "type": "bind", "source": "'"$BUNDLE"'/rootfs/n", "options": ["bind", "diratime", "norelatime"]}'
+	set_args cat /proc/self/mountinfo
+	run brig run a1
+	[ "$status" -eq 0 ]
+	mount_opts /nd
+	# runc: "relatime,nodiratime" (the bind's own atime replaces noatime)
+	mount_opts /nd | grep -qx relatime
+	mount_opts /nd | grep -qx nodiratime
+	! mount_opts /nd | grep -qx noatime || false
+	# strictatime: neither relatime nor noatime
+	! mount_opts /ns | grep -qxE 'relatime|noatime' || false
+	mount_opts /ns | grep -qx nodiratime
+	# options that only clear a flag leave the source's noatime
+	mount_opts /nk | grep -qx noatime
+	! mount_opts /nk | grep -qx nodiratime || false
+}

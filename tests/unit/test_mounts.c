@@ -145,10 +145,32 @@ test_attrs (void)
 {
   struct brig_mount_options o;
 
-  parse_opts (&o, "ro,nosuid,nodev,noexec,nodiratime,nosymfollow");
+  parse_opts (&o, "ro,nosuid,nodev,noexec,nosymfollow");
   tap_ok (o.attr_set == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC
-                         | MOUNT_ATTR_NODIRATIME | MOUNT_ATTR_NOSYMFOLLOW) && o.attr_clr == 0
+                         | MOUNT_ATTR_NOSYMFOLLOW) && o.attr_clr == 0
           && o.rec_attr_set == 0, "plain flags map to plain attributes");
+  brig_mount_options_free (&o);
+  /* runc's bind atime: a setting option replaces mode and nodiratime */
+  parse_opts (&o, "nodiratime");
+  tap_ok (o.attr_set == (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NODIRATIME)
+          && o.attr_clr == (MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME),
+          "nodiratime alone: relatime,nodiratime replace the source's atime");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "nodiratime,strictatime");
+  tap_ok (o.attr_set == (MOUNT_ATTR_STRICTATIME | MOUNT_ATTR_NODIRATIME)
+          && o.attr_clr == (MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME), "nodiratime,strictatime");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "nodiratime,norelatime");
+  tap_ok (o.attr_set == (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NODIRATIME),
+          "nodiratime,norelatime: a clearing option sets no mode (relatime, as runc)");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "strictatime");
+  tap_ok (o.attr_set == MOUNT_ATTR_STRICTATIME
+          && o.attr_clr == (MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME),
+          "strictatime clears a source's nodiratime");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "diratime");
+  tap_ok (o.attr_set == 0 && o.attr_clr == 0, "diratime alone keeps the source's atime");
   brig_mount_options_free (&o);
   parse_opts (&o, "rw,suid,dev,exec");
   tap_ok (o.attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
