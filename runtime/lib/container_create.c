@@ -453,9 +453,12 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       if (r < 0)
         return r;
       json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
-      r = brig_hooks_run (h->prestart, h->prestart_len, "prestart", json, err);
+      /* in the bundle, as runc runs them (hooks use relative paths) */
+      r = brig_hooks_run_in (h->prestart, h->prestart_len, "prestart", json, NULL, c->bundle,
+                             err);
       if (r == 0)
-        r = brig_hooks_run (h->create_runtime, h->create_runtime_len, "createRuntime", json, err);
+        r = brig_hooks_run_in (h->create_runtime, h->create_runtime_len, "createRuntime", json,
+                               NULL, c->bundle, err);
       if (r < 0)
         return r;
       {

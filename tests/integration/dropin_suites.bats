@@ -203,3 +203,43 @@ mount_opts() {
 	mount_opts /nk | grep -qx noatime
 	! mount_opts /nk | grep -qx nodiratime || false
 }
+
+# ---- item 6: the hooks' working directories ----
+
+@test "hooks: createContainer runs in the container's root, prestart/createRuntime/poststart in the bundle (as runc)" {
+	HOST_DIR="$(test_tmpdir hooks)"
+	local log="$HOST_DIR/log" k
+	# the container's root has a file the host's / has not
+	echo in-container >"$BUNDLE/rootfs/marker"
+	cat >"$HOST_DIR/hook.sh" <<-EOF
+	#!/bin/sh
+	echo "\$1 \$(pwd) \$(cat ./marker 2>/dev/null || echo -)" >>$log
+	EOF
+	chmod 755 "$HOST_DIR/hook.sh"
+	# startContainer resolves in the container: the same script there,
+	# writing to a bind of the host directory
+	sed "s|$log|/log/log|" "$HOST_DIR/hook.sh" >"$BUNDLE/rootfs/bin/hook.sh"
+	chmod 755 "$BUNDLE/rootfs/bin/hook.sh"
+	add_mount '{"destination": "/log", "type": "bind", "source": "'"$HOST_DIR"'", "options": ["bind"]}'
+	for k in prestart createRuntime createContainer poststart; do
+		update_config ".hooks.$k = [{\"path\": \"$HOST_DIR/hook.sh\", \"args\": [\"hook.sh\", \"$k\"]}]"
+	done
+	update_config '.hooks.startContainer = [{"path": "/bin/hook.sh", "args": ["hook.sh", "startContainer"]}]
+		| .process.cwd = "/tmp"'
+	set_args true
+	# called from elsewhere, with --bundle
+	cd /
+	create_container k1 --bundle "$BUNDLE"
+	brig start k1
+	cat "$log"
+	grep -qx "prestart $BUNDLE -" "$log"
+	grep -qx "createRuntime $BUNDLE -" "$log"
+	# createContainer: in the rootfs with the mounts made: ./marker is the
+	# container's file
+	grep -qx "createContainer $BUNDLE/rootfs in-container" "$log"
+	# startContainer: in the process's cwd, inside the container
+	grep -qx "startContainer /tmp -" "$log"
+	grep -qx "poststart $BUNDLE -" "$log"
+	brig delete -f k1
+	assert_no_leftovers k1
+}
