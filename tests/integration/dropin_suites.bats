@@ -243,3 +243,102 @@ mount_opts() {
 	brig delete -f k1
 	assert_no_leftovers k1
 }
+
+# ---- item 7: bind sources inside the rootfs, in mount order ----
+
+# layered_binds [userns] [idmap]: host directories a and b bound at /mnt and
+# /mnt/sub (the second destination written as the rootfs's host path, as
+# runc takes it), then /mnt/sub bound again by its host path inside the
+# rootfs onto /final: that source is what the earlier entries put there.
+layered_binds() {
+	local opts='"rbind"' maps=""
+	HOST_DIR="$(test_tmpdir layers)"
+	mkdir -p "$HOST_DIR/a/sub" "$HOST_DIR/b"
+	echo from-a >"$HOST_DIR/a/sub/file"
+	echo from-b >"$HOST_DIR/b/file"
+	if [[ " $* " == *" userns "* ]]; then
+		update_config '.linux.namespaces += [{"type": "user"}]
+			| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+			| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+		chown -R 100000:100000 "$BUNDLE/rootfs"
+		# only the host's root may enter: brig opens these for the init
+		chmod 0700 "$HOST_DIR"
+	fi
+	[[ " $* " == *" idmap "* ]] && maps='"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+		"gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],' && opts='"rbind", "idmap"'
+	mkdir -p "$BUNDLE/rootfs/mnt" "$BUNDLE/rootfs/final"
+	add_mount '{"destination": "/mnt", "type": "bind", "source": "'"$HOST_DIR"'/a", "options": ["bind"]}'
+	add_mount '{"destination": "'"$BUNDLE"'/rootfs/mnt/sub", "type": "bind", "source": "'"$HOST_DIR"'/b", "options": ["bind"]}'
+	add_mount '{"destination": "/final", "type": "bind", "source": "'"$BUNDLE"'/rootfs/mnt/sub", '"$maps"' "options": ['"$opts"']}'
+	set_args sh -c 'cat /mnt/sub/file /final/file; ls -d /tmp/brig-test-bundle* 2>/dev/null || echo none'
+	run brig run l1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = from-b ]
+	[ "${lines[1]}" = from-b ]
+	# the destination was the container's /mnt/sub, not a new path
+	[ "${lines[2]}" = none ]
+	assert_no_leftovers l1
+}
+
+@test "mounts: a bind source inside the rootfs is resolved through earlier mounts; a destination may be written with the rootfs path" {
+	layered_binds
+}
+
+@test "mounts: the same in a user namespace (sources brig opens for the init)" {
+	layered_binds userns
+}
+
+@test "mounts: the same with an idmapped bind of the in-rootfs source (made by brig outside the user namespace)" {
+	layered_binds userns idmap
+}
+
+# symlink_source [userns]: an absolute symlink in the image names a path
+# that exists both on the host and inside the image; a bind of the
+# symlink's host path inside the rootfs must show the image's (with userns:
+# idmapped, so brig opens it outside the container's user namespace).
+symlink_source() {
+	local opts='"bind"' maps=""
+	HOST_DIR="$(test_tmpdir symsrc)"
+	chmod 0755 "$HOST_DIR"
+	echo host-file >"$HOST_DIR/marker"
+	mkdir -p "$BUNDLE/rootfs$HOST_DIR"
+	echo container-file >"$BUNDLE/rootfs$HOST_DIR/marker"
+	ln -s "$HOST_DIR" "$BUNDLE/rootfs/link"
+	if [ "${1:-}" = userns ]; then
+		update_config '.linux.namespaces += [{"type": "user"}]
+			| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+			| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+		chown -R 100000:100000 "$BUNDLE/rootfs"
+		maps='"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+			"gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],'
+		opts='"bind", "idmap"'
+	fi
+	add_mount '{"destination": "/seen", "type": "bind", "source": "'"$BUNDLE"'/rootfs/link", '"$maps"' "options": ['"$opts"']}'
+	add_mount '{"destination": "/host", "type": "bind", "source": "'"$HOST_DIR"'", "options": ["bind", "ro"]}'
+	set_args sh -c 'cat /seen/marker /host/marker'
+	run brig run s1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = container-file ]
+	[ "${lines[1]}" = host-file ]
+}
+
+@test "mounts: a bind source inside the rootfs does not follow the image's symlinks to the host; one outside stays a host path" {
+	symlink_source
+	# a relative source that leaves the rootfs through ".." is the host
+	# path it says, whatever symlink of the image it passes (here one to
+	# "/"): the bundle's own config.json
+	ln -s / "$BUNDLE/rootfs/up"
+	update_config '.mounts[-2].source = "rootfs/up/../../config.json" | .mounts[-2].destination = "/cfg"'
+	set_args sh -c 'head -c 1 /cfg; echo'
+	run brig run s2
+	[ "$status" -eq 0 ]
+	[ "$output" = "{" ]
+	assert_no_leftovers
+}
+
+@test "mounts: the same for an idmapped source brig opens outside the container's user namespace" {
+	symlink_source userns
+	assert_no_leftovers
+}

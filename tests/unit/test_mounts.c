@@ -268,6 +268,32 @@ test_clean (void)
 }
 
 static void
+test_below (void)
+{
+  /* { root, path, expected (NULL: not below) } */
+  static const char *const cases[][3] = {
+    { "/b/rootfs", "/b/rootfs/mnt/x", "/mnt/x" }, { "/b/rootfs", "/b/rootfs", "/" },
+    { "/b/rootfs", "/b/rootfs/", "/" }, { "/b/rootfs", "/b/rootfsx/y", NULL },
+    { "/b/rootfs", "/b/rootfs/../config.json", NULL },
+    { "/b/rootfs", "/b/rootfs/up/../../config.json", NULL },
+    { "/b/rootfs", "/b/x/../rootfs/a", "/a" }, { "/b/rootfs", "/b//rootfs/./a/../c", "/c" },
+    { "/b/rootfs", "/mnt", NULL }, { "/b/rootfs", "/../../b/rootfs/z", "/z" },
+  };
+  char *c = brig_path_clean_lexical ("/a/b/../../../c/./d/");
+  tap_ok (strcmp (c, "/c/d") == 0, "lexical clean takes \"..\" as written (got \"%s\")", c);
+  free (c);
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (cases); i++)
+    {
+      char *r = brig_path_below (cases[i][0], cases[i][1]);
+      tap_ok ((r == NULL && cases[i][2] == NULL)
+              || (r && cases[i][2] && strcmp (r, cases[i][2]) == 0),
+              "below %s: \"%s\" -> %s (got %s)", cases[i][0], cases[i][1],
+              cases[i][2] ? cases[i][2] : "NULL", r ? r : "NULL");
+      free (r);
+    }
+}
+
+static void
 test_mountinfo (void)
 {
   char path[] = "/tmp/brig-test-mountinfo.XXXXXX";
@@ -534,6 +560,7 @@ main (void)
   test_attrs ();
   test_data ();
   test_clean ();
+  test_below ();
   test_mountinfo ();
   test_resolve ();
   test_walk ();
