@@ -37,11 +37,10 @@ struct brig_cgroup_config {
    * used; they are never signalled, frozen or removed by brig. */
   bool shared;
   /* The config has no mount of type "cgroup" (v1 hierarchies: brig's
-   * /sys/fs/cgroup) or "cgroup2": only then may a hierarchy it does not
-   * use be left out, since its mount would show brig's own cgroup tree
-   * (docs/cgroups.md, "Which hierarchies"). false (the default) joins all. */
+   * /sys/fs/cgroup): only then may a v1 hierarchy it does not use be left
+   * out, since its mount would show brig's own cgroup tree (docs/cgroups.md,
+   * "Which hierarchies"). false (the default) joins all. */
   bool no_cgroup_mount;
-  bool no_cgroup2_mount;
   /* Called once the cgroup is planned and before anything is made, with
    * brig_cgroup_record() to write down (may be NULL). */
   int (*before_make) (const brig_cgroup *cg, void *data, brig_error *err);

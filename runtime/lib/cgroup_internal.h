@@ -168,9 +168,10 @@ int brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *
 
 /* ---- which hierarchies a container is in (cgroup_scope.c) ---- */
 
-/* True when a hierarchy with these v1 controllers (NULL: the cgroup2
- * hierarchy of a hybrid host) may be left out of a container that does not
- * use it. Pure; unit-tested. */
+/* True when a hierarchy with these v1 controllers may be left out of a
+ * container that does not use it (NULL, the cgroup2 hierarchy of a hybrid
+ * host, never is: only a record of an older brig leaves it out). Pure;
+ * unit-tested. */
 bool brig_cgroup_dir_optional (const char *controllers);
 
 /* True when res sets a value of a hierarchy with these controllers (NULL:

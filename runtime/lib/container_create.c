@@ -690,7 +690,6 @@ create_common (struct create_ctx *c, brig_error *err)
     .annotations = c->cfg->annotations,
     .shared = shared,
     .no_cgroup_mount = !brig_config_mounts_type (c->cfg, "cgroup"),
-    .no_cgroup2_mount = !brig_config_mounts_type (c->cfg, "cgroup2"),
     .before_make = record_cgroup,
     .before_make_data = c,
   };

@@ -77,17 +77,17 @@ in_every_v1() {
 	[ "$n" -ge 1 ]
 }
 
-@test "cgroups_scope: empty resources: every v1 hierarchy, not the hybrid host's cgroup2" {
+@test "cgroups_scope: empty resources: every v1 hierarchy and the hybrid host's cgroup2" {
 	requires_hybrid
 	run_detached c1
 	local pid
 	pid="$(brig state c1 | jq -r .pid)"
 	cat "/proc/$pid/cgroup"
 	in_every_v1 "$pid"
-	# the unified hierarchy: still in the runtime's own cgroup, no directory
-	grep -qx '0::/' "/proc/$pid/cgroup"
-	[ ! -e "/sys/fs/cgroup/unified/$SCOPE_TOP" ]
-	grep -qx "skip /sys/fs/cgroup/unified/$SCOPE_TOP/c" "$ROOT/c1/made"
+	# the unified hierarchy too, as runc (issue #26 item 5)
+	grep -qx "0::/$SCOPE_TOP/c" "/proc/$pid/cgroup"
+	grep -qx "made /sys/fs/cgroup/unified/$SCOPE_TOP/c" "$ROOT/c1/made"
+	! grep -q '^skip ' "$ROOT/c1/made" || false
 	# name=systemd, freezer, devices are always there
 	grep -q ":name=systemd:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
 	grep -q ":freezer:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
@@ -126,7 +126,7 @@ in_every_v1() {
 	run_detached c1
 	local pid epid
 	pid="$(brig state c1 | jq -r .pid)"
-	grep -qx '0::/' "/proc/$pid/cgroup"
+	grep -qx "0::/$SCOPE_TOP/c" "/proc/$pid/cgroup"
 	# exec joins the same hierarchies as the init
 	brig exec -d c1 sleep 200
 	epid="$(scope_pids | grep -vx "$pid" | head -n1)"
