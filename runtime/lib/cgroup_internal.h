@@ -200,6 +200,9 @@ int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
 int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
 int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 int brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err);
+/* After the directories are removed: brig_cgroup_v2_release for a hybrid
+ * host's cgroup2 one (a few getxattr calls when brig enabled nothing). */
+void brig_cgroup_fs_release (brig_cgroup *cg);
 int brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err);
 int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 
@@ -233,6 +236,19 @@ int brig_cgroup_v2_mkdir_walk (const char *mountpoint, const char *path, bool al
 int brig_cgroup_v2_enable (const char *mountpoint, const char *path, const char *want,
                            brig_error *err);
 int brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err);
+
+/* ---- a hybrid host's cgroup2 controllers (cgroup_delegate.c) ---- */
+
+/* flock (exclusive) the hierarchy at mountpoint against another brig
+ * enabling or taking back controllers: the fd to close, or -errno. */
+int brig_cgroup_v2_lock (const char *mountpoint);
+/* "+ctl" in dir's cgroup.subtree_control, noting on dir that brig did. */
+int brig_cgroup_v2_enable_marked (const char *dir, const char *ctl, brig_error *err);
+/* Mark a container's leaf as needing ctl from its ancestors. */
+void brig_cgroup_v2_need (const char *leaf, const char *ctl);
+/* Once the container's leaf at path is gone (or left as found): take back
+ * what brig enabled in its ancestors and nothing below them needs. */
+void brig_cgroup_v2_release (const char *mountpoint, const char *path);
 /* Write cgroup.kill; -ENOENT when the kernel lacks it. */
 int brig_cgroup_v2_kill (const char *dir, brig_error *err);
 

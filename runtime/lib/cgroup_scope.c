@@ -241,9 +241,13 @@ grow (brig_cgroup *cg, size_t k, const oci_resources *res,
   if (d->controllers)
     r = brig_cgroup_v1_mkdir_walk (d->mountpoint, d->controllers, cg->path, &created, err);
   else
-    r = brig_cgroup_v2_mkdir_walk (d->mountpoint, cg->path, false,
-                                   res->hugepage_limits_len > 0 ? "hugetlb" : NULL, &created,
-                                   err);
+    {
+      /* under the hierarchy's lock, as create enables it (cgroup_delegate.c) */
+      _cleanup_close_ int lock = brig_cgroup_v2_lock (d->mountpoint);
+      r = brig_cgroup_v2_mkdir_walk (d->mountpoint, cg->path, false,
+                                     res->hugepage_limits_len > 0 ? "hugetlb" : NULL, &created,
+                                     err);
+    }
   if (r == 0)
     r = join_all (cg, d->path, err);
   if (r < 0)

@@ -28,6 +28,7 @@ setup() {
 	HY_TOP="brig-test-hybrid-${CGROUP_NAME##*.}"
 	HY="/$HY_TOP/c"
 	update_config ".linux.cgroupsPath = \"$HY\""
+	note_unified_root
 }
 
 teardown() {
@@ -42,6 +43,7 @@ teardown() {
 	for d in /sys/fs/cgroup/*/"$HY_TOP"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
+	restore_unified_root
 	return 0
 }
 
@@ -52,6 +54,23 @@ assert_hy_gone() {
 	left="$(ls -d /sys/fs/cgroup/*/"$HY_TOP"/c 2>/dev/null || true)"
 	[ -z "$left" ] || { echo "cgroups left: $left" >&2; return 1; }
 	! grep -q ":$HY\$" /proc/[0-9]*/cgroup 2>/dev/null || { echo "processes left in $HY" >&2; false; }
+}
+
+# xattr_of DIR NAME: the trusted attribute's value, empty when there is none.
+xattr_of() {
+	python3 -c 'import os, sys
+try: print(os.getxattr(sys.argv[1], sys.argv[2]).decode())
+except OSError: print("")' "$1" "$2"
+}
+
+requires_unified_hugetlb() {
+	[ ! -d /sys/fs/cgroup/hugetlb ] || skip "v1 has hugetlb here: brig enables nothing in cgroup2"
+	grep -qw hugetlb "$UNIFIED/cgroup.controllers" || skip "no hugetlb controller in cgroup2"
+	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages"
+	[ -x /usr/bin/python3 ] || skip "test requires python3 (reads the trusted attributes)"
+	grep -qw hugetlb <<<"$UNIFIED_ROOT_CTL" &&
+		skip "the host's cgroup2 root already enables hugetlb: nothing of brig's to take back there"
+	return 0
 }
 
 # ---- item 5: the container is in the cgroup2 hierarchy ----
@@ -109,4 +128,74 @@ assert_hy_gone() {
 	[ ! -e "$UNIFIED$HY" ]
 	assert_no_leftovers k
 	assert_hy_gone
+}
+
+# ---- item 10: hugetlb in the cgroup2 ancestors, taken back ----
+
+# huge_config: a 4 MiB limit of 2 MB pages, and a cgroup2 mount through
+# which the process reads the limit it is under.
+huge_config() {
+	update_config '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+	add_mount '{"destination": "/cg2", "type": "cgroup2", "source": "cgroup2", "options": ["ro"]}'
+}
+
+@test "cgroups_hybrid: a hugepage limit enables hugetlb in the cgroup2 ancestors while a container needs it; delete takes back what brig enabled, the root's too" {
+	requires_unified_hugetlb
+	huge_config
+	update_config '.process.args = ["sh", "-c", "cat /cg2/hugetlb.2MB.max; exec sleep 100"]'
+	run_detached h1
+	# a second container of the same parent needs it as well
+	update_config ".linux.cgroupsPath = \"/$HY_TOP/c2\""
+	run_detached h2
+	local i
+	for i in $(seq 50); do [ -s "$BUNDLE/h1.out" ] && [ -s "$BUNDLE/h2.out" ] && break; sleep 0.1; done
+	# inside: the limit is in force
+	[ "$(cat "$BUNDLE/h1.out")" = 4194304 ]
+	[ "$(cat "$BUNDLE/h2.out")" = 4194304 ]
+	# brig enabled it, and wrote down that it did
+	grep -qw hugetlb "$UNIFIED/cgroup.subtree_control"
+	grep -qw hugetlb "$UNIFIED/$HY_TOP/cgroup.subtree_control"
+	[ "$(xattr_of "$UNIFIED" trusted.brig.enabled)" = hugetlb ]
+	[ "$(xattr_of "$UNIFIED$HY" trusted.brig.needs)" = hugetlb ]
+	# one container left: it still needs hugetlb
+	brig delete -f h1
+	grep -qw hugetlb "$UNIFIED/cgroup.subtree_control"
+	[ "$(cat "$UNIFIED/$HY_TOP/c2/hugetlb.2MB.max")" = 4194304 ]
+	# the last one: the root is as it was, no mark of brig's is left
+	brig delete -f h2
+	[ "$(cat "$UNIFIED/cgroup.subtree_control")" = "$UNIFIED_ROOT_CTL" ]
+	! grep -qw hugetlb "$UNIFIED/$HY_TOP/cgroup.subtree_control" || false
+	[ -z "$(xattr_of "$UNIFIED" trusted.brig.enabled)" ]
+	[ -z "$(xattr_of "$UNIFIED/$HY_TOP" trusted.brig.enabled)" ]
+	assert_no_leftovers
+}
+
+@test "cgroups_hybrid: concurrent creates and deletes with hugepage limits always find hugetlb; the root is restored at the end" {
+	requires_unified_hugetlb
+	huge_config
+	update_config '.process.args = ["cat", "/cg2/hugetlb.2MB.max"]'
+	local w n
+	# two writers, each a run after run in a cgroup of its own below the
+	# test's parent: one's delete takes back while the other creates
+	for w in a b; do
+		(
+			for n in 1 2 3 4 5 6; do
+				jq ".linux.cgroupsPath = \"/$HY_TOP/$w\"" "$BUNDLE/config.json" >"$BUNDLE/$w.json"
+				mkdir -p "$BUNDLE/$w" && cp "$BUNDLE/$w.json" "$BUNDLE/$w/config.json"
+				ln -sfn "$BUNDLE/rootfs" "$BUNDLE/$w/rootfs"
+				out="$("$RUNTIME" --root "$ROOT" run -b "$BUNDLE/$w" "$w$n" </dev/null 2>&1)"
+				echo "$w$n: $out" >>"$BUNDLE/results"
+			done
+		) &
+		LOOP_PIDS="$LOOP_PIDS $!"
+	done
+	wait $LOOP_PIDS
+	LOOP_PIDS=
+	cat "$BUNDLE/results"
+	[ "$(wc -l <"$BUNDLE/results")" -eq 12 ]
+	# every container found its limit in force
+	[ "$(grep -c ': 4194304$' "$BUNDLE/results")" -eq 12 ]
+	[ "$(cat "$UNIFIED/cgroup.subtree_control")" = "$UNIFIED_ROOT_CTL" ]
+	[ -z "$(xattr_of "$UNIFIED" trusted.brig.enabled)" ]
+	assert_no_leftovers
 }
