@@ -41,6 +41,10 @@ struct brig_cgroup_config {
    * out, since its mount would show brig's own cgroup tree (docs/cgroups.md,
    * "Which hierarchies"). false (the default) joins all. */
   bool no_cgroup_mount;
+  /* process.scheduler.policy when it is SCHED_FIFO or SCHED_RR (else NULL):
+   * on v1 with realtime group scheduling the container's cpu cgroup gets a
+   * realtime budget (brig_cgroup_v1_rt_for_sched). */
+  const char *realtime_policy;
   /* Called once the cgroup is planned and before anything is made, with
    * brig_cgroup_record() to write down (may be NULL). */
   int (*before_make) (const brig_cgroup *cg, void *data, brig_error *err);

@@ -188,6 +188,8 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
       static const oci_resources none;
       r = brig_cgroup_fs_apply (cg, res ? res : &none, false, err);
     }
+  if (r == 0 && cfg && cfg->realtime_policy && cg->mode != BRIG_CGROUP_V2)
+    r = brig_cgroup_v1_rt_for_sched (cg, res, cfg->realtime_policy, err);
   if (r < 0)
     {
       for (size_t i = 0; i < cg->n_dirs; i++)
@@ -283,12 +285,16 @@ brig_cgroup_fs_is_frozen (brig_cgroup *cg)
   return file ? brig_cgroup_freeze_file_frozen (file) : 0;
 }
 
-/* A hybrid host's cgroup2 controllers brig enabled for containers, taken
- * back where none needs them any more (cgroup_delegate.c). */
+/* What brig gave the container's ancestors, taken back where none needs it
+ * any more: a hybrid host's cgroup2 controllers (cgroup_delegate.c), v1
+ * realtime budgets (cgroup_rt.c). */
 void
 brig_cgroup_fs_release (brig_cgroup *cg)
 {
-  if (cg->mode != BRIG_CGROUP_HYBRID || cg->unified == NULL || cg->path == NULL)
+  if (cg->path == NULL || cg->mode == BRIG_CGROUP_V2)
+    return;
+  brig_cgroup_v1_rt_release (cg);
+  if (cg->mode != BRIG_CGROUP_HYBRID || cg->unified == NULL)
     return;
   for (size_t i = 0; i < cg->n_dirs; i++)
     if (cg->dirs[i].controllers == NULL)

@@ -200,8 +200,9 @@ int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
 int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
 int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 int brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err);
-/* After the directories are removed: brig_cgroup_v2_release for a hybrid
- * host's cgroup2 one (a few getxattr calls when brig enabled nothing). */
+/* After the directories are removed: take back what brig gave their
+ * ancestors for the container (a hybrid host's cgroup2 controllers, v1
+ * realtime budgets); a few getxattr calls when it gave nothing. */
 void brig_cgroup_fs_release (brig_cgroup *cg);
 int brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err);
 int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
@@ -258,6 +259,28 @@ int brig_cgroup_v2_kill (const char *dir, brig_error *err);
 int brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r,
                                     brig_error *err);
 int brig_cgroup_v1_apply (brig_cgroup *cg, const oci_resources *r, bool update, brig_error *err);
+/* The share of its period (percent) a container's v1 cpu cgroup gets as its
+ * realtime budget when process.scheduler asks for SCHED_FIFO or SCHED_RR
+ * and linux.resources.cpu gives no realtimeRuntime. */
+#define BRIG_CGROUP_SCHED_RT_SHARE 10
+/* ---- v1 realtime budgets (cgroup_rt.c) ---- */
+
+/* Give the ancestors of d (below the hierarchy's root) room for a container
+ * budget of runtime per want_period (0: d's period): a budget where there
+ * is none, or more for one brig gave; what names the request in errors,
+ * *blocker_out the nearest ancestor with a budget of its own (or the root). */
+int brig_cgroup_v1_rt_give (const struct brig_cgroup_dir *d, int64_t runtime, uint64_t want_period,
+                            const char *what, char **blocker_out, brig_error *err);
+/* With realtime group scheduling (v1 cpu.rt_runtime_us), the kernel lets
+ * no SCHED_FIFO/SCHED_RR task into a cgroup without a realtime budget: give
+ * the container's one BRIG_CGROUP_SCHED_RT_SHARE of its period, from its
+ * parents as for realtimeRuntime, unless res gives one (policy names the
+ * policy in errors). 0 when there is nothing to do. */
+int brig_cgroup_v1_rt_for_sched (brig_cgroup *cg, const oci_resources *res, const char *policy,
+                                 brig_error *err);
+/* After delete: shrink the budgets brig gave the container's ancestors to
+ * what their children still hold (one getxattr per ancestor otherwise). */
+void brig_cgroup_v1_rt_release (brig_cgroup *cg);
 int brig_cgroup_v2_apply (brig_cgroup *cg, const char *dir, const oci_resources *r, bool update,
                           brig_error *err);
 /* rdma.max lines for resources.rdma (same format on v1 and v2). */

@@ -28,6 +28,7 @@
 #include "mounts.h"
 #include "netdev.h"
 #include "notify.h"
+#include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
 #include "sandbox/check.h"
@@ -690,6 +691,7 @@ create_common (struct create_ctx *c, brig_error *err)
     .annotations = c->cfg->annotations,
     .shared = shared,
     .no_cgroup_mount = !brig_config_mounts_type (c->cfg, "cgroup"),
+    .realtime_policy = brig_procattr_realtime_policy (c->cfg->process),
     .before_make = record_cgroup,
     .before_make_data = c,
   };

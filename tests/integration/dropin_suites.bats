@@ -27,6 +27,7 @@ teardown() {
 	[ -n "${LISTENER_PID:-}" ] && kill "$LISTENER_PID" 2>/dev/null
 	teardown_bundle
 	[ -n "${HOST_DIR:-}" ] && rm -rf "$HOST_DIR"
+	rt_parent_cleanup
 	return 0
 }
 
@@ -341,4 +342,82 @@ symlink_source() {
 @test "mounts: the same for an idmapped source brig opens outside the container's user namespace" {
 	symlink_source userns
 	assert_no_leftovers
+}
+
+# ---- item 2: SCHED_FIFO / SCHED_RR with v1 realtime group scheduling ----
+
+# rt_parent_cleanup: the test's own top-level cgroup parent, every hierarchy.
+rt_parent_cleanup() {
+	local d
+	[ -n "${RT_PARENT:-}" ] || return 0
+	for d in /sys/fs/cgroup/*/"$RT_PARENT"; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
+}
+
+@test "scheduler: SCHED_FIFO and SCHED_RR run where realtime groups are scheduled: the cpu cgroup gets a budget from its parents, given back at delete" {
+	[ -f /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] ||
+		skip "no /sys/fs/cgroup/cpu/cpu.rt_runtime_us (cgroup v1 cpu with CONFIG_RT_GROUP_SCHED needed)"
+	[ "$(cat /sys/fs/cgroup/cpu/cpu.rt_runtime_us)" -gt 300000 ] ||
+		skip "the host's cpu root has little realtime budget to give"
+	local root_before pid policy
+	root_before="$(cat /sys/fs/cgroup/cpu/cpu.rt_runtime_us)"
+	RT_PARENT="brig-test-rtsched.$$.$BATS_TEST_NUMBER"
+	# side by side under one parent brig makes
+	for policy in SCHED_FIFO:1 SCHED_RR:2; do
+		update_config ".linux.cgroupsPath = \"/$RT_PARENT/${policy%:*}\"
+			| .process.scheduler = {\"policy\": \"${policy%:*}\", \"priority\": 10}"
+		set_args sleep 100
+		run_detached "r${policy#*:}"
+		pid="$(brig state "r${policy#*:}" | jq -r .pid)"
+		# fields 40 (rt_priority) and 41 (policy) of the process itself
+		[ "$(sed -E 's/^.*\) //' "/proc/$pid/stat" | cut -d' ' -f38)" = 10 ]
+		[ "$(sed -E 's/^.*\) //' "/proc/$pid/stat" | cut -d' ' -f39)" = "${policy#*:}" ]
+		# 10% of the period for the container
+		[ "$(cat "/sys/fs/cgroup/cpu/$RT_PARENT/${policy%:*}/cpu.rt_runtime_us")" = 100000 ]
+	done
+	# the parent brig made holds both
+	[ "$(cat "/sys/fs/cgroup/cpu/$RT_PARENT/cpu.rt_runtime_us")" = 200000 ]
+	local p1 p2 i
+	p1="$(brig state r1 | jq -r .pid)" p2="$(brig state r2 | jq -r .pid)"
+	brig delete -f r1
+	brig delete -f r2
+	# given back at delete once the kernel lets go of the removed cgroups:
+	# their processes must be reaped first (this host's PID 1 takes a few
+	# seconds), else a later delete below that parent gives it back
+	for i in $(seq 100); do
+		[ ! -e "/proc/$p1" ] && [ ! -e "/proc/$p2" ] && break
+		sleep 0.1
+	done
+	if [ "$(cat "/sys/fs/cgroup/cpu/$RT_PARENT/cpu.rt_runtime_us")" != 0 ]; then
+		update_config ".linux.cgroupsPath = \"/$RT_PARENT/plain\" | del(.process.scheduler)"
+		set_args true
+		brig run r3
+	fi
+	# nothing of brig's budget stays on the parent
+	[ "$(cat "/sys/fs/cgroup/cpu/$RT_PARENT/cpu.rt_runtime_us")" = 0 ]
+	# the host's root keeps its own
+	[ "$(cat /sys/fs/cgroup/cpu/cpu.rt_runtime_us)" = "$root_before" ]
+	assert_no_leftovers
+}
+
+@test "scheduler: a realtime policy under a parent with too little budget fails naming that parent, and leaves nothing" {
+	[ -f /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] ||
+		skip "no /sys/fs/cgroup/cpu/cpu.rt_runtime_us (cgroup v1 cpu with CONFIG_RT_GROUP_SCHED needed)"
+	RT_PARENT="brig-test-rtsched.$$.$BATS_TEST_NUMBER"
+	mkdir -p "/sys/fs/cgroup/cpu/$RT_PARENT"
+	echo 500 >"/sys/fs/cgroup/cpu/$RT_PARENT/cpu.rt_runtime_us"
+	update_config ".linux.cgroupsPath = \"/$RT_PARENT/x/c\"
+		| .process.scheduler = {\"policy\": \"SCHED_RR\", \"priority\": 5}"
+	set_args true
+	run brig run r3
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "process.scheduler.policy SCHED_RR"
+	assert_contains "$output" "/sys/fs/cgroup/cpu/$RT_PARENT (cpu.rt_runtime_us 500) has too little left"
+	[ "$(cat "/sys/fs/cgroup/cpu/$RT_PARENT/cpu.rt_runtime_us")" = 500 ]
+	[ ! -e "/sys/fs/cgroup/cpu/$RT_PARENT/x/c" ]
+	[ ! -e "$ROOT/r3" ]
+	rt_parent_cleanup
 }
