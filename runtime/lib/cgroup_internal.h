@@ -267,10 +267,12 @@ int brig_cgroup_v1_apply (brig_cgroup *cg, const oci_resources *r, bool update, 
 
 /* Give the ancestors of d (below the hierarchy's root) room for a container
  * budget of runtime per want_period (0: d's period): a budget where there
- * is none, or more for one brig gave; what names the request in errors,
- * *blocker_out the nearest ancestor with a budget of its own (or the root). */
+ * is none, or more for one brig gave (force: on top of its whole budget,
+ * after the container's write was refused); what names the request in
+ * errors, *blocker_out the nearest ancestor with a budget of its own (or
+ * the root). */
 int brig_cgroup_v1_rt_give (const struct brig_cgroup_dir *d, int64_t runtime, uint64_t want_period,
-                            const char *what, char **blocker_out, brig_error *err);
+                            bool force, const char *what, char **blocker_out, brig_error *err);
 /* With realtime group scheduling (v1 cpu.rt_runtime_us), the kernel lets
  * no SCHED_FIFO/SCHED_RR task into a cgroup without a realtime budget: give
  * the container's one BRIG_CGROUP_SCHED_RT_SHARE of its period, from its

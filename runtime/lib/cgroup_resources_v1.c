@@ -288,19 +288,31 @@ apply_cpu (brig_cgroup *cg, const oci_cpu *c, brig_error *err)
           if (r < 0)
             return r;
         }
-      if (c->has_realtime_runtime && c->realtime_runtime > 0)
-        {
-          _cleanup_free_ char *what = xasprintf ("linux.resources.cpu.realtimeRuntime %" PRId64,
-                                                 c->realtime_runtime);
-          if ((r = brig_cgroup_v1_rt_give (v1_dir_of (cg, "cpu"), c->realtime_runtime,
-                                           c->has_realtime_period ? c->realtime_period : 0, what,
-                                           &blocker, err)) < 0)
-            return r;
-        }
       snprintf (a, sizeof a, "%" PRIu64, c->realtime_period);
       snprintf (b, sizeof b, "%" PRId64, c->realtime_runtime);
-      r = write_pair (dir, "cpu.rt_period_us", c->has_realtime_period && c->realtime_period ? a : NULL,
-                      "cpu.rt_runtime_us", c->has_realtime_runtime ? b : NULL, err);
+      r = 0;
+      for (int force = 0; force < 2; force++)
+        {
+          if (c->has_realtime_runtime && c->realtime_runtime > 0)
+            {
+              _cleanup_free_ char *what = xasprintf ("linux.resources.cpu.realtimeRuntime %"
+                                                     PRId64, c->realtime_runtime);
+              free (blocker);
+              blocker = NULL;
+              brig_error_clear (err);
+              if ((r = brig_cgroup_v1_rt_give (v1_dir_of (cg, "cpu"), c->realtime_runtime,
+                                               c->has_realtime_period ? c->realtime_period : 0,
+                                               force, what, &blocker, err)) < 0)
+                return r;
+            }
+          r = write_pair (dir, "cpu.rt_period_us",
+                          c->has_realtime_period && c->realtime_period ? a : NULL,
+                          "cpu.rt_runtime_us", c->has_realtime_runtime ? b : NULL, err);
+          /* refused: a sibling removed a moment ago may still count for
+           * the kernel; once more with room on top (cgroup_rt.c) */
+          if (r != -EINVAL || blocker == NULL)
+            break;
+        }
       if (r < 0 && blocker)
         return brig_error_wrap (err, "linux.resources.cpu.realtimeRuntime %" PRId64 ": parent "
                                 "cgroup %s has too little realtime budget left "

@@ -8,8 +8,8 @@
  *   - one without a budget (nothing below it runs realtime, nobody chose
  *     its value) gets the container's share of its own period, and brig's
  *     mark (the attribute trusted.brig.rt) says brig gave it;
- *   - one brig gave a budget grows by the container's share, so that
- *     containers side by side all fit;
+ *   - one brig gave a budget grows to hold its children and the
+ *     container's share, so that containers side by side all fit;
  *   - one with a budget of its own keeps it (the error names it when it is
  *     too little), and so does the host's root.
  * After delete, each marked ancestor shrinks back, bottom-up, to what its
@@ -68,7 +68,7 @@ children_budget (const char *dir, uint64_t period)
 
 int
 brig_cgroup_v1_rt_give (const struct brig_cgroup_dir *d, int64_t runtime, uint64_t want_period,
-                        const char *what, char **blocker_out, brig_error *err)
+                        bool force, const char *what, char **blocker_out, brig_error *err)
 {
   _cleanup_free_ char *dir = xstrdup (d->mountpoint), *blocker = xstrdup (d->mountpoint);
   const char *p = d->path + strlen (d->mountpoint);
@@ -107,13 +107,17 @@ brig_cgroup_v1_rt_give (const struct brig_cgroup_dir *d, int64_t runtime, uint64
           blocker_rt = rt;
           continue;
         }
-      /* the same share of its own period, on top of what it has: a child
-       * removed a moment ago may still count for the kernel (until its
-       * last process is reaped), so what looks free may not be; release
-       * shrinks it to what is needed. brig's mark first: a brig killed in
-       * between leaves a mark on a budget the next release shrinks. */
+      /* the same share of its own period besides what its children hold
+       * (the container's own, on update, counted too: slack, not creep).
+       * A child removed a moment ago still counts for the kernel until its
+       * last process is reaped, which readdir does not show: with force,
+       * on top of the whole budget instead; release shrinks it to what is
+       * needed. brig's mark first: a brig killed in between leaves a mark
+       * on a budget the next release shrinks. */
       need = ((uint64_t) runtime * period + want_period - 1) / want_period;
-      target = rt + need;
+      target = (rt == 0 ? 0 : force ? rt : children_budget (dir, period)) + need;
+      if (target <= rt)
+        continue;
       if (rt == 0 && setxattr (dir, XATTR_RT, "1", 1, 0) < 0)
         brig_debug ("cgroup: %s: cannot mark its realtime budget as brig's", dir);
       r = brig_cgroup_writef (dir, "cpu.rt_runtime_us", NULL, "%" PRIu64, target);
@@ -164,10 +168,21 @@ brig_cgroup_v1_rt_for_sched (brig_cgroup *cg, const oci_resources *res, const ch
   want = (int64_t) (period * BRIG_CGROUP_SCHED_RT_SHARE / 100);
   what = xasprintf ("process.scheduler.policy %s (a realtime budget of %" PRId64 " us of %"
                     PRIu64 " for the container's cpu cgroup)", policy, want, period);
-  r = brig_cgroup_v1_rt_give (d, want, period, what, &blocker, err);
-  if (r < 0)
-    return r;
-  r = brig_cgroup_writef (d->path, "cpu.rt_runtime_us", NULL, "%" PRId64, want);
+  r = brig_cgroup_v1_rt_give (d, want, period, false, what, &blocker, err);
+  if (r == 0)
+    r = brig_cgroup_writef (d->path, "cpu.rt_runtime_us", NULL, "%" PRId64, want);
+  if (r == -EINVAL)
+    {
+      /* a sibling removed a moment ago still counts: room on top */
+      free (blocker);
+      blocker = NULL;
+      brig_error_clear (err);
+      r = brig_cgroup_v1_rt_give (d, want, period, true, what, &blocker, err);
+      if (r == 0)
+        r = brig_cgroup_writef (d->path, "cpu.rt_runtime_us", NULL, "%" PRId64, want);
+    }
+  if (r < 0 && blocker == NULL)
+    return r;   /* an ancestor could not be given room: err says which */
   if (r < 0)
     {
       brig_cgroup_read_u64 (blocker, "cpu.rt_runtime_us", &brt);
