@@ -53,22 +53,8 @@ mount_name (const oci_mount *m)
 static bool
 names_root (const char *clean)
 {
-  int depth = 0;
-  for (const char *p = clean; *p;)
-    {
-      const char *e;
-      while (*p == '/')
-        p++;
-      if (*p == '\0')
-        break;
-      e = strchrnul (p, '/');
-      if (e - p == 2 && p[0] == '.' && p[1] == '.')
-        depth = depth > 0 ? depth - 1 : 0;
-      else
-        depth++;
-      p = e;
-    }
-  return depth == 0;
+  _cleanup_free_ char *lexical = brig_path_clean_lexical (clean);
+  return strcmp (lexical, "/") == 0;
 }
 
 int

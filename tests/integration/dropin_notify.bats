@@ -27,8 +27,9 @@ setup() {
 	setup_bundle
 }
 
-# notify_setup: the sd_notify client in the rootfs (/bin/sdnotify) and a
-# systemd-style listener at $HOST_SOCK (see listen).
+# notify_setup [later]: the sd_notify client in the rootfs (/bin/sdnotify)
+# and a systemd-style listener at $HOST_SOCK (see listen); with "later" the
+# test starts the listener itself.
 notify_setup() {
 	[ -x "$SDNOTIFY" ] || skip "build tests/tools/sdnotify first (make tests/tools/sdnotify)"
 	[ -x /usr/bin/python3 ] || skip "test requires python3 on the host (the listener)"
@@ -36,7 +37,7 @@ notify_setup() {
 	NOTIFY_DIR="$(test_tmpdir notify)"
 	HOST_SOCK="$NOTIFY_DIR/host.sock"
 	GOT="$NOTIFY_DIR/got"
-	listen
+	[ "${1:-}" = later ] || listen
 }
 
 teardown() {
@@ -187,12 +188,7 @@ messages() {
 # #26 item 9: crun runs the container when NOTIFY_SOCKET names a socket
 # that is not there yet, and relays once it is.
 @test "notify: a NOTIFY_SOCKET that does not exist yet: run -d runs the container and relays READY=1 once the socket is there" {
-	[ -x "$SDNOTIFY" ] || skip "build tests/tools/sdnotify first (make tests/tools/sdnotify)"
-	[ -x /usr/bin/python3 ] || skip "test requires python3 on the host (the listener)"
-	cp "$SDNOTIFY" "$BUNDLE/rootfs/bin/sdnotify"
-	NOTIFY_DIR="$(test_tmpdir notify)"
-	HOST_SOCK="$NOTIFY_DIR/late.sock"
-	GOT="$NOTIFY_DIR/got"
+	notify_setup later
 	mkdir "$NOTIFY_DIR/ctl"
 	add_mount '{"destination": "/ctl", "type": "bind", "source": "'"$NOTIFY_DIR/ctl"'", "options": ["bind"]}'
 	set_args sh -c 'sdnotify STATUS=early

@@ -247,6 +247,19 @@ mount_opts() {
 
 # ---- item 7: bind sources inside the rootfs, in mount order ----
 
+# MAPS_100000: a mount's own mappings, container 0.. to host 100000..
+MAPS_100000='"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+	"gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],'
+
+# userns_100000: a user namespace with container root at host 100000, the
+# rootfs owned by it.
+userns_100000() {
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+}
+
 # layered_binds [userns] [idmap]: host directories a and b bound at /mnt and
 # /mnt/sub (the second destination written as the rootfs's host path, as
 # runc takes it), then /mnt/sub bound again by its host path inside the
@@ -258,15 +271,11 @@ layered_binds() {
 	echo from-a >"$HOST_DIR/a/sub/file"
 	echo from-b >"$HOST_DIR/b/file"
 	if [[ " $* " == *" userns "* ]]; then
-		update_config '.linux.namespaces += [{"type": "user"}]
-			| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-			| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
-		chown -R 100000:100000 "$BUNDLE/rootfs"
+		userns_100000
 		# only the host's root may enter: brig opens these for the init
 		chmod 0700 "$HOST_DIR"
 	fi
-	[[ " $* " == *" idmap "* ]] && maps='"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
-		"gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],' && opts='"rbind", "idmap"'
+	[[ " $* " == *" idmap "* ]] && maps="$MAPS_100000" && opts='"rbind", "idmap"'
 	mkdir -p "$BUNDLE/rootfs/mnt" "$BUNDLE/rootfs/final"
 	add_mount '{"destination": "/mnt", "type": "bind", "source": "'"$HOST_DIR"'/a", "options": ["bind"]}'
 	add_mount '{"destination": "'"$BUNDLE"'/rootfs/mnt/sub", "type": "bind", "source": "'"$HOST_DIR"'/b", "options": ["bind"]}'
@@ -307,12 +316,8 @@ symlink_source() {
 	echo container-file >"$BUNDLE/rootfs$HOST_DIR/marker"
 	ln -s "$HOST_DIR" "$BUNDLE/rootfs/link"
 	if [ "${1:-}" = userns ]; then
-		update_config '.linux.namespaces += [{"type": "user"}]
-			| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-			| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
-		chown -R 100000:100000 "$BUNDLE/rootfs"
-		maps='"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
-			"gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],'
+		userns_100000
+		maps="$MAPS_100000"
 		opts='"bind", "idmap"'
 	fi
 	add_mount '{"destination": "/seen", "type": "bind", "source": "'"$BUNDLE"'/rootfs/link", '"$maps"' "options": ['"$opts"']}'
