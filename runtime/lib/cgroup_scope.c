@@ -244,6 +244,8 @@ grow (brig_cgroup *cg, size_t k, const oci_resources *res,
     {
       /* under the hierarchy's lock, as create enables it (cgroup_delegate.c) */
       _cleanup_close_ int lock = brig_cgroup_v2_lock (d->mountpoint);
+      if (lock < 0)
+        brig_debug ("cgroup: lock %s: %s", d->mountpoint, strerror (-lock));
       r = brig_cgroup_v2_mkdir_walk (d->mountpoint, cg->path, false,
                                      res->hugepage_limits_len > 0 ? "hugetlb" : NULL, &created,
                                      err);
