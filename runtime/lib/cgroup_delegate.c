@@ -15,7 +15,7 @@
  *     came after), or one that hands it on (the kernel refuses then).
  * Enabling (through the limits' writes) and releasing hold an flock on
  * the hierarchy's root directory, so a create never sees its controller
- * taken back between enabling it and using it. Nothing here runs for a
+ * taken back between enabling it and using it (waited for 5 s at most). Nothing here runs for a
  * container without such a limit, but for a few getxattr calls at delete
  * (docs/cgroups.md "A hybrid host's cgroup2"). */
 #include <dirent.h>
@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
@@ -38,16 +39,29 @@
 int
 brig_cgroup_v2_lock (const char *mountpoint)
 {
+  long delay = 1, waited = 0;
   int fd = open (mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
   if (fd < 0)
     return -errno;
-  while (flock (fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      {
-        int e = errno;
-        close (fd);
-        return -e;
-      }
+  /* Bounded: anyone who can open the directory can flock it (a container
+   * given the host's cgroup2 root by a cgroup2 mount without a cgroup
+   * namespace), and must not hold brig up for good. Without the lock a
+   * create goes on (no release holds it either: races lose nothing) and
+   * a release leaves everything enabled for a later delete. */
+  while (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      struct timespec ts = { 0, delay * 1000000L };
+      if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= BRIG_CGROUP_V2_LOCK_MS)
+        {
+          int e = errno == EINTR ? EWOULDBLOCK : errno;
+          close (fd);
+          return -e;
+        }
+      nanosleep (&ts, NULL);
+      waited += delay;
+      delay = delay < 50 ? delay * 2 : 50;
+    }
   return fd;
 }
 
@@ -233,6 +247,12 @@ brig_cgroup_v2_release (const char *mountpoint, const char *path)
   if (!any)
     return;
   lock = brig_cgroup_v2_lock (mountpoint);
+  if (lock < 0)
+    {
+      brig_debug ("cgroup: %s: no lock (%s): what brig enabled stays for a later delete",
+                  mountpoint, strerror (-lock));
+      return;
+    }
   free (leaf);
   leaf = xasprintf ("%s%s", mountpoint, path);
   /* a leaf delete left in place (found, not made) needs nothing any more */

@@ -241,7 +241,9 @@ int brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err);
 /* ---- a hybrid host's cgroup2 controllers (cgroup_delegate.c) ---- */
 
 /* flock (exclusive) the hierarchy at mountpoint against another brig
- * enabling or taking back controllers: the fd to close, or -errno. */
+ * enabling or taking back controllers, waiting BRIG_CGROUP_V2_LOCK_MS at
+ * most: the fd to close, or -errno (-EWOULDBLOCK: held by someone else). */
+#define BRIG_CGROUP_V2_LOCK_MS 5000
 int brig_cgroup_v2_lock (const char *mountpoint);
 /* "+ctl" in dir's cgroup.subtree_control, noting on dir that brig did. */
 int brig_cgroup_v2_enable_marked (const char *dir, const char *ctl, brig_error *err);

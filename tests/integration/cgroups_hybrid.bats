@@ -34,6 +34,7 @@ setup() {
 teardown() {
 	local pid d
 	[ -n "${LOOP_PIDS:-}" ] && kill $LOOP_PIDS 2>/dev/null
+	[ -n "${HOLDS_LOCK:-}" ] && flock -u 9
 	teardown_bundle
 	# what a failed test left in the test's own cgroups (only those)
 	for pid in $(grep -l ":/$HY_TOP/" /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3); do
@@ -198,4 +199,28 @@ huge_config() {
 	[ "$(cat "$UNIFIED/cgroup.subtree_control")" = "$UNIFIED_ROOT_CTL" ]
 	[ -z "$(xattr_of "$UNIFIED" trusted.brig.enabled)" ]
 	assert_no_leftovers
+}
+
+@test "cgroups_hybrid: someone else holding the cgroup2 root's lock holds up a create for a few seconds at most; a later delete takes hugetlb back" {
+	requires_unified_hugetlb
+	command -v flock >/dev/null || skip "test requires flock(1)"
+	huge_config
+	update_config '.process.args = ["sh", "-c", "cat /cg2/hugetlb.2MB.max; exec sleep 100"]'
+	# what a process given the hierarchy's root could do: hold its flock
+	exec 9<"$UNIFIED"
+	flock -x 9
+	HOLDS_LOCK=1
+	local t0=$SECONDS i
+	run_detached l1
+	[ $((SECONDS - t0)) -lt 30 ]
+	for i in $(seq 50); do [ -s "$BUNDLE/l1.out" ] && break; sleep 0.1; done
+	[ "$(cat "$BUNDLE/l1.out")" = 4194304 ]
+	flock -u 9
+	exec 9<&-
+	HOLDS_LOCK=
+	brig delete -f l1
+	[ "$(cat "$UNIFIED/cgroup.subtree_control")" = "$UNIFIED_ROOT_CTL" ]
+	[ -z "$(xattr_of "$UNIFIED" trusted.brig.enabled)" ]
+	assert_no_leftovers l1
+	assert_hy_gone
 }
