@@ -93,10 +93,11 @@ edit_words (const char *dir, const char *name, const char *w, bool add)
   read_words (dir, name, cur, sizeof cur);
   if (has_word (cur, w) == add)
     return 0;
-  for (char *save = NULL, *t = strtok_r (cur, " ", &save); t; t = strtok_r (NULL, " ", &save))
+  for (char *save = NULL, *t = strtok_r (cur, " ", &save); t && o < sizeof out;
+       t = strtok_r (NULL, " ", &save))
     if (strcmp (t, w) != 0)
       o += (size_t) snprintf (out + o, sizeof out - o, "%s%s", o ? " " : "", t);
-  if (add)
+  if (add && o < sizeof out)
     o += (size_t) snprintf (out + o, sizeof out - o, "%s%s", o ? " " : "", w);
   if (o >= sizeof out)
     return -E2BIG;
