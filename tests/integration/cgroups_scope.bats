@@ -50,9 +50,13 @@ requires_unified_hugetlb() {
 # container with empty resources: not in the hybrid host's cgroup2 (its
 # processes in the root there, no directory), a "skip" line in the record.
 left_out_like_an_older_brig() {
-	local d="/sys/fs/cgroup/unified/$SCOPE_TOP/c" pid
-	for pid in $(cat "$d/cgroup.procs"); do
-		echo "$pid" >/sys/fs/cgroup/unified/cgroup.procs
+	local d="/sys/fs/cgroup/unified/$SCOPE_TOP/c" pid i
+	# passes until it is empty: a process may exit (ESRCH) or fork meanwhile
+	for i in $(seq 50); do
+		[ -z "$(cat "$d/cgroup.procs")" ] && break
+		for pid in $(cat "$d/cgroup.procs"); do
+			echo "$pid" >/sys/fs/cgroup/unified/cgroup.procs 2>/dev/null || true
+		done
 	done
 	rmdir "$d"
 	sed -i "s|^made $d\$|skip $d|" "$ROOT/$1/made"
