@@ -37,11 +37,14 @@ struct brig_cgroup_config {
    * used; they are never signalled, frozen or removed by brig. */
   bool shared;
   /* The config has no mount of type "cgroup" (v1 hierarchies: brig's
-   * /sys/fs/cgroup) or "cgroup2": only then may a hierarchy it does not
-   * use be left out, since its mount would show brig's own cgroup tree
-   * (docs/cgroups.md, "Which hierarchies"). false (the default) joins all. */
+   * /sys/fs/cgroup): only then may a v1 hierarchy it does not use be left
+   * out, since its mount would show brig's own cgroup tree (docs/cgroups.md,
+   * "Which hierarchies"). false (the default) joins all. */
   bool no_cgroup_mount;
-  bool no_cgroup2_mount;
+  /* process.scheduler.policy when it is SCHED_FIFO or SCHED_RR (else NULL):
+   * on v1 with realtime group scheduling the container's cpu cgroup gets a
+   * realtime budget (brig_cgroup_v1_rt_for_sched). */
+  const char *realtime_policy;
   /* Called once the cgroup is planned and before anything is made, with
    * brig_cgroup_record() to write down (may be NULL). */
   int (*before_make) (const brig_cgroup *cg, void *data, brig_error *err);

@@ -102,9 +102,28 @@ update_policy (const struct brig_context *ctx, const brig_container *c, const oc
   return r;
 }
 
-int
-brig_container_update (const struct brig_context *ctx, const char *id,
-                       const oci_resources *res, brig_error *err)
+/* runc's rule: a memory limit lifted (-1) without a swap value lifts the
+ * memory+swap limit too. On v1 the kernel refuses a memory limit above
+ * memory.memsw.limit_in_bytes, so -1 alone could never be written while a
+ * memory+swap limit is set; on v2 swap alone would stay limited. NULL when
+ * res does not lift the limit that way, else a copy with swap -1. */
+static oci_resources *
+lift_swap_with_memory (const oci_resources *res)
+{
+  const oci_memory *m = res ? res->memory : NULL;
+  oci_resources *own;
+
+  if (m == NULL || !m->has_limit || m->limit != -1 || (m->has_swap && m->swap != 0))
+    return NULL;
+  own = oci_copy (&oci_resources_type, res);
+  own->memory->swap = -1;
+  own->memory->has_swap = true;
+  return own;
+}
+
+static int
+update (const struct brig_context *ctx, const char *id, const oci_resources *res,
+        brig_error *err)
 {
   _cleanup_container_ brig_container *c = NULL;
   brig_cgroup *cg = NULL;
@@ -129,6 +148,18 @@ brig_container_update (const struct brig_context *ctx, const char *id,
     return brig_error_wrap (err, "update container \"%s\"", id);
   /* The limits in force, for the next reader (still under the lock). */
   return brig_container_record_resources (c, res, err);
+}
+
+int
+brig_container_update (const struct brig_context *ctx, const char *id,
+                       const oci_resources *res, brig_error *err)
+{
+  oci_resources *lifted = lift_swap_with_memory (res);
+  int r = update (ctx, id, lifted ? lifted : res, err);
+
+  if (lifted)
+    oci_free (&oci_resources_type, lifted);
+  return r;
 }
 
 int

@@ -54,9 +54,17 @@ brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *r, bool update, brig
     return ret;
   if (cg->unified && hybrid_v2_wants (cg, r))
     {
+      /* create holds the hierarchy's lock from making the directory on
+       * (brig_cgroup_fs_setup); update takes it here, so that no delete
+       * takes the controller back before the limits are written */
+      _cleanup_close_ int lock = -1;
       if (update)
-        brig_cgroup_v2_enable (cg->dirs[cg->n_dirs - 1].mountpoint, cg->path,
-                               "hugetlb", NULL);
+        {
+          const char *mp = cg->dirs[cg->n_dirs - 1].mountpoint;
+          lock = brig_cgroup_v2_lock (mp);
+          brig_cgroup_v2_enable (mp, cg->path, "hugetlb", NULL);
+          brig_cgroup_v2_need (cg->unified, "hugetlb");
+        }
       return brig_cgroup_v2_apply_hugetlb (cg->unified, r, err);
     }
   return 0;
@@ -121,7 +129,10 @@ make_dir (brig_cgroup *cg, size_t i, const oci_resources *res, char **created,
   if (cg->mode == BRIG_CGROUP_V2)
     /* systemd owns the ancestors and enabled what a delegated unit needs */
     return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, NULL, created, err);
-  return brig_cgroup_v2_mkdir_walk (mp, cg->path, false, want, created, err);
+  r = brig_cgroup_v2_mkdir_walk (mp, cg->path, false, want, created, err);
+  if (r == 0 && want)
+    brig_cgroup_v2_need (cg->dirs[i].path, want);
+  return r;
 }
 
 int
@@ -129,6 +140,7 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
                       const struct brig_cgroup_config *cfg, brig_error *err)
 {
   const struct brig_cgroup_host *host = brig_cgroup_host_get ();
+  _cleanup_close_ int v2lock = -1;
   bool found = false;
   char **created;
   int r;
@@ -137,6 +149,10 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
    * before anything was recorded or made */
   if (cg->dirs == NULL)
     brig_cgroup_fill_dirs (cg, host);
+  /* controllers enabled for the container in a hybrid host's cgroup2
+   * ancestors stay until its limits are written (cgroup_delegate.c) */
+  if (cg->mode == BRIG_CGROUP_HYBRID && cg->unified && hybrid_v2_wants (cg, res))
+    v2lock = brig_cgroup_v2_lock (cg->dirs[cg->n_dirs - 1].mountpoint);
 
   created = xmalloc0 ((cg->n_dirs + 1) * sizeof *created);
   r = 0;
@@ -172,11 +188,19 @@ brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
       static const oci_resources none;
       r = brig_cgroup_fs_apply (cg, res ? res : &none, false, err);
     }
+  if (r == 0 && cfg && cfg->realtime_policy && cg->mode != BRIG_CGROUP_V2)
+    r = brig_cgroup_v1_rt_for_sched (cg, res, cfg->realtime_policy, err);
   if (r < 0)
     {
       for (size_t i = 0; i < cg->n_dirs; i++)
         if (created[i])
           brig_cgroup_rmdir_tree (created[i], NULL);
+      if (v2lock >= 0)
+        {
+          /* what was enabled for this container goes back with it */
+          close (brig_steal_fd (v2lock));
+          brig_cgroup_v2_release (cg->dirs[cg->n_dirs - 1].mountpoint, cg->path);
+        }
     }
   for (size_t i = 0; i < cg->n_dirs; i++)
     free (created[i]);
@@ -261,6 +285,22 @@ brig_cgroup_fs_is_frozen (brig_cgroup *cg)
   return file ? brig_cgroup_freeze_file_frozen (file) : 0;
 }
 
+/* What brig gave the container's ancestors, taken back where none needs it
+ * any more: a hybrid host's cgroup2 controllers (cgroup_delegate.c), v1
+ * realtime budgets (cgroup_rt.c). */
+void
+brig_cgroup_fs_release (brig_cgroup *cg)
+{
+  if (cg->path == NULL || cg->mode == BRIG_CGROUP_V2)
+    return;
+  brig_cgroup_v1_rt_release (cg);
+  if (cg->mode != BRIG_CGROUP_HYBRID || cg->unified == NULL)
+    return;
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    if (cg->dirs[i].controllers == NULL)
+      brig_cgroup_v2_release (cg->dirs[i].mountpoint, cg->path);
+}
+
 int
 brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
 {
@@ -314,6 +354,7 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
         }
       brig_error_clear (&tmp);
     }
+  brig_cgroup_fs_release (cg);
   return ret;
 }
 

@@ -168,9 +168,10 @@ int brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *
 
 /* ---- which hierarchies a container is in (cgroup_scope.c) ---- */
 
-/* True when a hierarchy with these v1 controllers (NULL: the cgroup2
- * hierarchy of a hybrid host) may be left out of a container that does not
- * use it. Pure; unit-tested. */
+/* True when a hierarchy with these v1 controllers may be left out of a
+ * container that does not use it (NULL, the cgroup2 hierarchy of a hybrid
+ * host, never is: only a record of an older brig leaves it out). Pure;
+ * unit-tested. */
 bool brig_cgroup_dir_optional (const char *controllers);
 
 /* True when res sets a value of a hierarchy with these controllers (NULL:
@@ -199,6 +200,10 @@ int brig_cgroup_fs_setup (brig_cgroup *cg, const oci_resources *res,
 int brig_cgroup_fs_apply (brig_cgroup *cg, const oci_resources *res, bool update, brig_error *err);
 int brig_cgroup_fs_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 int brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err);
+/* After the directories are removed: take back what brig gave their
+ * ancestors for the container (a hybrid host's cgroup2 controllers, v1
+ * realtime budgets); a few getxattr calls when it gave nothing. */
+void brig_cgroup_fs_release (brig_cgroup *cg);
 int brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err);
 int brig_cgroup_fs_is_frozen (brig_cgroup *cg);
 
@@ -232,6 +237,21 @@ int brig_cgroup_v2_mkdir_walk (const char *mountpoint, const char *path, bool al
 int brig_cgroup_v2_enable (const char *mountpoint, const char *path, const char *want,
                            brig_error *err);
 int brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err);
+
+/* ---- a hybrid host's cgroup2 controllers (cgroup_delegate.c) ---- */
+
+/* flock (exclusive) the hierarchy at mountpoint against another brig
+ * enabling or taking back controllers, waiting BRIG_CGROUP_V2_LOCK_MS at
+ * most: the fd to close, or -errno (-EWOULDBLOCK: held by someone else). */
+#define BRIG_CGROUP_V2_LOCK_MS 5000
+int brig_cgroup_v2_lock (const char *mountpoint);
+/* "+ctl" in dir's cgroup.subtree_control, noting on dir that brig did. */
+int brig_cgroup_v2_enable_marked (const char *dir, const char *ctl, brig_error *err);
+/* Mark a container's leaf as needing ctl from its ancestors. */
+void brig_cgroup_v2_need (const char *leaf, const char *ctl);
+/* Once the container's leaf at path is gone (or left as found): take back
+ * what brig enabled in its ancestors and nothing below them needs. */
+void brig_cgroup_v2_release (const char *mountpoint, const char *path);
 /* Write cgroup.kill; -ENOENT when the kernel lacks it. */
 int brig_cgroup_v2_kill (const char *dir, brig_error *err);
 
@@ -241,6 +261,30 @@ int brig_cgroup_v2_kill (const char *dir, brig_error *err);
 int brig_cgroup_resources_validate (const brig_cgroup *cg, const oci_resources *r,
                                     brig_error *err);
 int brig_cgroup_v1_apply (brig_cgroup *cg, const oci_resources *r, bool update, brig_error *err);
+/* The share of its period (percent) a container's v1 cpu cgroup gets as its
+ * realtime budget when process.scheduler asks for SCHED_FIFO or SCHED_RR
+ * and linux.resources.cpu gives no realtimeRuntime. */
+#define BRIG_CGROUP_SCHED_RT_SHARE 10
+/* ---- v1 realtime budgets (cgroup_rt.c) ---- */
+
+/* Give the ancestors of d (below the hierarchy's root) room for a container
+ * budget of runtime per want_period (0: d's period): a budget where there
+ * is none, or more for one brig gave (force: on top of its whole budget,
+ * after the container's write was refused); what names the request in
+ * errors, *blocker_out the nearest ancestor with a budget of its own (or
+ * the root). */
+int brig_cgroup_v1_rt_give (const struct brig_cgroup_dir *d, int64_t runtime, uint64_t want_period,
+                            bool force, const char *what, char **blocker_out, brig_error *err);
+/* With realtime group scheduling (v1 cpu.rt_runtime_us), the kernel lets
+ * no SCHED_FIFO/SCHED_RR task into a cgroup without a realtime budget: give
+ * the container's one BRIG_CGROUP_SCHED_RT_SHARE of its period, from its
+ * parents as for realtimeRuntime, unless res gives one (policy names the
+ * policy in errors). 0 when there is nothing to do. */
+int brig_cgroup_v1_rt_for_sched (brig_cgroup *cg, const oci_resources *res, const char *policy,
+                                 brig_error *err);
+/* After delete: shrink the budgets brig gave the container's ancestors to
+ * what their children still hold (one getxattr per ancestor otherwise). */
+void brig_cgroup_v1_rt_release (brig_cgroup *cg);
 int brig_cgroup_v2_apply (brig_cgroup *cg, const char *dir, const oci_resources *r, bool update,
                           brig_error *err);
 /* rdma.max lines for resources.rdma (same format on v1 and v2). */

@@ -410,5 +410,7 @@ brig_cgroup_try_remove (brig_cgroup *cg)
       if (rmdir (cg->dirs[i].path) < 0 && errno != ENOENT)
         gone = false;
     }
+  if (gone)
+    brig_cgroup_fs_release (cg);
   return gone;
 }

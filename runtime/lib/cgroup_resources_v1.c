@@ -131,7 +131,20 @@ memory_limits (const char *dir, const oci_memory *m, bool update, brig_error *er
                                "account swap (no memory.memsw.limit_in_bytes)");
     }
   if (!set_swap)
-    return set_limit ? brig_cgroup_write (dir, "memory.limit_in_bytes", limit, err) : 0;
+    {
+      uint64_t memsw = 0;
+      if (!set_limit)
+        return 0;
+      r = brig_cgroup_write (dir, "memory.limit_in_bytes", limit, err);
+      /* The kernel keeps the limit at or below memory+swap, and says only
+       * EINVAL: name the other limit. */
+      if (r == -EINVAL && brig_cgroup_read_u64 (dir, "memory.memsw.limit_in_bytes", &memsw) == 0
+          && (m->limit < 0 || (uint64_t) m->limit > memsw))
+        return brig_error_set (err, EINVAL, "linux.resources.memory.limit %" PRId64 ": above "
+                               "the memory+swap limit memory.memsw.limit_in_bytes %" PRIu64
+                               " (raise memory.swap with it)", m->limit, memsw);
+      return r;
+    }
   if (!set_limit)
     return brig_cgroup_write (dir, "memory.memsw.limit_in_bytes", swap, err);
   r = brig_cgroup_write (dir, "memory.limit_in_bytes", limit, NULL);
@@ -236,72 +249,6 @@ v1_dir_of (const brig_cgroup *cg, const char *controller)
   return NULL;
 }
 
-/* A v1 cgroup's realtime runtime must fit in its parent's, and a new cgroup
- * gets none: with no budget on the parents (brig's /brig, or any level of
- * cgroupsPath just made) realtimeRuntime cannot be set. Walk the ancestors
- * below the hierarchy's root from the top and give each one that has no
- * budget (so nothing below it runs realtime, and nobody chose its value)
- * what the container asks for. The root is the host's and never changed;
- * an ancestor with a budget of its own keeps it, and when that is too
- * little the error names it. */
-static int
-give_parents_rt_budget (const struct brig_cgroup_dir *d, const oci_cpu *c, char **blocker_out,
-                        brig_error *err)
-{
-  _cleanup_free_ char *dir = xstrdup (d->mountpoint), *blocker = xstrdup (d->mountpoint);
-  uint64_t want_period = c->has_realtime_period ? c->realtime_period : 0, blocker_rt = 0;
-  const char *p = d->path + strlen (d->mountpoint);
-  int r;
-
-  brig_cgroup_read_u64 (d->mountpoint, "cpu.rt_runtime_us", &blocker_rt);
-
-  if (want_period == 0 && brig_cgroup_read_u64 (d->path, "cpu.rt_period_us", &want_period) < 0)
-    want_period = 1000000;
-  if (want_period == 0 || (uint64_t) c->realtime_runtime > want_period)
-    return 0;   /* the write to the container's cgroup refuses it */
-  /* blocker: the nearest ancestor with a budget of its own (or the root) */
-  for (;;)
-    {
-      uint64_t rt, period, need;
-      const char *next;
-      char *longer;
-      size_t len;
-
-      while (*p == '/')
-        p++;
-      next = strchr (p, '/');
-      if (next == NULL)
-        break;   /* the rest is the container's own cgroup */
-      len = (size_t) (next - p);
-      longer = xasprintf ("%s/%.*s", dir, (int) len, p);
-      free (dir);
-      dir = longer;
-      p = next;
-      if (brig_cgroup_read_u64 (dir, "cpu.rt_runtime_us", &rt) < 0
-          || brig_cgroup_read_u64 (dir, "cpu.rt_period_us", &period) < 0 || period == 0)
-        continue;
-      if (rt > 0)
-        {
-          free (blocker);
-          blocker = xstrdup (dir);
-          blocker_rt = rt;
-          continue;
-        }
-      /* the same share of its own period */
-      need = ((uint64_t) c->realtime_runtime * period + want_period - 1) / want_period;
-      r = brig_cgroup_writef (dir, "cpu.rt_runtime_us", NULL, "%" PRIu64, need);
-      if (r < 0)
-        return brig_error_set (err, -r, "linux.resources.cpu.realtimeRuntime %" PRId64
-                               ": give parent cgroup %s a realtime budget of %" PRIu64 " us: "
-                               "its own parent %s (cpu.rt_runtime_us %" PRIu64 ") has too "
-                               "little left", c->realtime_runtime, dir, need, blocker,
-                               blocker_rt);
-      brig_debug ("cgroup: gave %s a realtime budget of %" PRIu64 " us", dir, need);
-    }
-  *blocker_out = brig_steal_ptr (blocker);
-  return 0;
-}
-
 static int
 apply_cpu (brig_cgroup *cg, const oci_cpu *c, brig_error *err)
 {
@@ -341,13 +288,31 @@ apply_cpu (brig_cgroup *cg, const oci_cpu *c, brig_error *err)
           if (r < 0)
             return r;
         }
-      if (c->has_realtime_runtime && c->realtime_runtime > 0
-          && (r = give_parents_rt_budget (v1_dir_of (cg, "cpu"), c, &blocker, err)) < 0)
-        return r;
       snprintf (a, sizeof a, "%" PRIu64, c->realtime_period);
       snprintf (b, sizeof b, "%" PRId64, c->realtime_runtime);
-      r = write_pair (dir, "cpu.rt_period_us", c->has_realtime_period && c->realtime_period ? a : NULL,
-                      "cpu.rt_runtime_us", c->has_realtime_runtime ? b : NULL, err);
+      r = 0;
+      for (int force = 0; force < 2; force++)
+        {
+          if (c->has_realtime_runtime && c->realtime_runtime > 0)
+            {
+              _cleanup_free_ char *what = xasprintf ("linux.resources.cpu.realtimeRuntime %"
+                                                     PRId64, c->realtime_runtime);
+              free (blocker);
+              blocker = NULL;
+              brig_error_clear (err);
+              if ((r = brig_cgroup_v1_rt_give (v1_dir_of (cg, "cpu"), c->realtime_runtime,
+                                               c->has_realtime_period ? c->realtime_period : 0,
+                                               force, what, &blocker, err)) < 0)
+                return r;
+            }
+          r = write_pair (dir, "cpu.rt_period_us",
+                          c->has_realtime_period && c->realtime_period ? a : NULL,
+                          "cpu.rt_runtime_us", c->has_realtime_runtime ? b : NULL, err);
+          /* refused: a sibling removed a moment ago may still count for
+           * the kernel; once more with room on top (cgroup_rt.c) */
+          if (r != -EINVAL || blocker == NULL)
+            break;
+        }
       if (r < 0 && blocker)
         return brig_error_wrap (err, "linux.resources.cpu.realtimeRuntime %" PRId64 ": parent "
                                 "cgroup %s has too little realtime budget left "

@@ -1,8 +1,10 @@
 /* Which hierarchies a container is in. On v1 and hybrid hosts every
  * hierarchy costs a mkdir, a cgroup.procs write and an rmdir per
- * container; a few of them hold nothing a container gets unless its config
+ * container; a few v1 ones hold nothing a container gets unless its config
  * asks for it, and are left out when nothing could be inherited there
- * (docs/cgroups.md, "Which hierarchies": the table and the reasons).
+ * (docs/cgroups.md, "Which hierarchies": the table and the reasons). A
+ * hybrid host's cgroup2 hierarchy is always joined (with CLONE_INTO_CGROUP,
+ * no cgroup.procs write); a record of an older brig may have left it out.
  * `update` that sets a value of a left-out hierarchy makes it and moves
  * every process of the container into it first. */
 #include <errno.h>
@@ -27,9 +29,12 @@ brig_cgroup_dir_optional (const char *controllers)
   char *save = NULL, *tok;
   bool any = false;
 
-  /* the cgroup2 hierarchy of a hybrid host: see brig_cgroup_scope */
+  /* the cgroup2 hierarchy of a hybrid host: always, as runc joins it;
+   * tools read the "0::" line of /proc/PID/cgroup to find a container's
+   * cgroup (issue #26 item 5), and systemd as PID 1 tracks processes
+   * there */
   if (controllers == NULL)
-    return true;
+    return false;
   /* a named hierarchy (name=systemd) is how systemd, also one inside the
    * container, tracks processes: always */
   copy = xstrdup (controllers);
@@ -59,30 +64,6 @@ brig_cgroup_dir_used (const char *controllers, const oci_resources *r, bool v1_h
       && r->network->priorities_len > 0)
     return true;
   return brig_cgroup_list_has (controllers, "rdma") && r->rdma_len > 0;
-}
-
-/* A run.brig. annotation asks for the sandbox layer, whose cgroup BPF
- * programs attach to the cgroup2 directory. */
-static bool
-has_sandbox_annotation (const oci_map *a)
-{
-  for (size_t i = 0; a && i < a->len; i++)
-    if (strncmp (a->keys[i], "run.brig.", 9) == 0)
-      return true;
-  return false;
-}
-
-/* systemd as PID 1 tracks every process by its cgroup (in the cgroup2
- * hierarchy of a hybrid host, in name=systemd on a v1 one): a container
- * left in the runtime's cgroup would count as the caller's unit. The test
- * is sd_booted(3)'s. */
-static bool
-systemd_booted (void)
-{
-  static int booted = -1;
-  if (booted < 0)
-    booted = access ("/run/systemd/system/", F_OK) == 0;
-  return booted;
 }
 
 /* True when the first directory of cgroupsPath exists in the hierarchy:
@@ -148,20 +129,14 @@ brig_cgroup_scope (brig_cgroup *cg, const struct brig_cgroup_config *cfg)
   for (size_t i = 0; i < cg->n_dirs;)
     {
       const struct brig_cgroup_dir *d = &cg->dirs[i];
-      bool v2 = d->controllers == NULL;
       bool keep = !brig_cgroup_dir_optional (d->controllers)
                   || brig_cgroup_dir_used (d->controllers, cfg->resources, v1_hugetlb)
                   /* a hierarchy the container sees through a cgroup mount
-                   * would show the tree of brig's own cgroup; brig's
-                   * "cgroup" mount leaves the cgroup2 one of a hybrid host
-                   * out, a "cgroup2" mount shows it */
-                  || (!v2 && !cfg->no_cgroup_mount)
-                  || (v2 && (!cfg->no_cgroup2_mount || has_sandbox_annotation (cfg->annotations)))
+                   * would show the tree of brig's own cgroup */
+                  || !cfg->no_cgroup_mount
                   /* brig's own /brig/ID (no cgroupsPath): nobody placed
                    * the container, brig never configures /brig */
-                  || (!brig_default && top_exists (d, cg->path))
-                  /* last: one access(2) that the stat above may spare */
-                  || (v2 && systemd_booted ());
+                  || (!brig_default && top_exists (d, cg->path));
       if (keep)
         {
           i++;
@@ -266,9 +241,15 @@ grow (brig_cgroup *cg, size_t k, const oci_resources *res,
   if (d->controllers)
     r = brig_cgroup_v1_mkdir_walk (d->mountpoint, d->controllers, cg->path, &created, err);
   else
-    r = brig_cgroup_v2_mkdir_walk (d->mountpoint, cg->path, false,
-                                   res->hugepage_limits_len > 0 ? "hugetlb" : NULL, &created,
-                                   err);
+    {
+      /* under the hierarchy's lock, as create enables it (cgroup_delegate.c) */
+      _cleanup_close_ int lock = brig_cgroup_v2_lock (d->mountpoint);
+      if (lock < 0)
+        brig_debug ("cgroup: lock %s: %s", d->mountpoint, strerror (-lock));
+      r = brig_cgroup_v2_mkdir_walk (d->mountpoint, cg->path, false,
+                                     res->hugepage_limits_len > 0 ? "hugetlb" : NULL, &created,
+                                     err);
+    }
   if (r == 0)
     r = join_all (cg, d->path, err);
   if (r < 0)

@@ -12,7 +12,9 @@
 /* Enable in dir/cgroup.subtree_control the controllers of want (comma
  * separated; NULL = every controller dir offers) that are not yet enabled.
  * Each one goes in its own write so one refusal (cpu with realtime tasks,
- * a populated non-root cgroup) does not block the others. */
+ * a populated non-root cgroup) does not block the others. The controllers
+ * of a given list (a hybrid host's: cgroup_delegate.c) are enabled noting
+ * that brig did, so that delete can take them back. */
 static void
 enable_controllers (const char *dir, const char *want)
 {
@@ -39,7 +41,8 @@ enable_controllers (const char *dir, const char *want)
         }
       if (on || (want && !brig_cgroup_list_has (want, tok)))
         continue;
-      if (brig_cgroup_writef (dir, "cgroup.subtree_control", &err, "+%s", tok) < 0)
+      if ((want ? brig_cgroup_v2_enable_marked (dir, tok, &err)
+                : brig_cgroup_writef (dir, "cgroup.subtree_control", &err, "+%s", tok)) < 0)
         brig_debug ("cgroup: %s: %s", dir, err.msg);
       brig_error_clear (&err);
     }

@@ -57,7 +57,8 @@ brig_container_poststart (const oci_hooks *h, brig_container *c, brig_error *err
   if (h == NULL || h->poststart_len == 0)
     return 0;
   json = brig_container_state_json (c, BRIG_STATUS_RUNNING, false);
-  r = brig_hooks_run (h->poststart, h->poststart_len, "poststart", json, err);
+  r = brig_hooks_run_in (h->poststart, h->poststart_len, "poststart", json, NULL, c->st.bundle,
+                         err);
   if (r < 0)
     {
       brig_container_signal (c, SIGKILL, NULL);

@@ -28,6 +28,7 @@
 #include "mounts.h"
 #include "netdev.h"
 #include "notify.h"
+#include "procattr.h"
 #include "process.h"
 #include "rootfs.h"
 #include "sandbox/check.h"
@@ -509,9 +510,12 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       if (r < 0)
         return r;
       json = state_json_for_hooks (c, BRIG_STATUS_CREATING);
-      r = brig_hooks_run (h->prestart, h->prestart_len, "prestart", json, err);
+      /* in the bundle, as runc runs them (hooks use relative paths) */
+      r = brig_hooks_run_in (h->prestart, h->prestart_len, "prestart", json, NULL, c->bundle,
+                             err);
       if (r == 0)
-        r = brig_hooks_run (h->create_runtime, h->create_runtime_len, "createRuntime", json, err);
+        r = brig_hooks_run_in (h->create_runtime, h->create_runtime_len, "createRuntime", json,
+                               NULL, c->bundle, err);
       if (r < 0)
         return r;
       {
@@ -761,7 +765,7 @@ create_common (struct create_ctx *c, brig_error *err)
     .annotations = c->cfg->annotations,
     .shared = shared,
     .no_cgroup_mount = !brig_config_mounts_type (c->cfg, "cgroup"),
-    .no_cgroup2_mount = !brig_config_mounts_type (c->cfg, "cgroup2"),
+    .realtime_policy = brig_procattr_realtime_policy (c->cfg->process),
     .before_make = record_cgroup,
     .before_make_data = c,
   };

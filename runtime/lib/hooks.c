@@ -28,7 +28,7 @@ now_ms (void)
 
 /* The child side: never returns. */
 static void __attribute__ ((noreturn))
-hook_child (const oci_hook *h, char *const *env, int in_fd, int out_fd)
+hook_child (const oci_hook *h, char *const *env, const char *cwd, int in_fd, int out_fd)
 {
   char *argv_default[2] = { h->path, NULL };
   sigset_t none;
@@ -38,6 +38,11 @@ hook_child (const oci_hook *h, char *const *env, int in_fd, int out_fd)
   signal (SIGPIPE, SIG_DFL);
   if (dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (out_fd, 2) < 0)
     _exit (127);
+  if (cwd && chdir (cwd) < 0)
+    {
+      dprintf (2, "chdir %s: %s", cwd, strerror (errno));
+      _exit (127);
+    }
   execve (h->path, h->args && h->args_len > 0 ? h->args : argv_default,
           h->env ? h->env : env ? env : environ);
   dprintf (2, "exec %s: %s", h->path, strerror (errno));
@@ -60,7 +65,7 @@ append_output (char *buf, size_t *len, int fd)
 
 static int
 run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
-         char *const *env, brig_error *err)
+         char *const *env, const char *cwd, brig_error *err)
 {
   int in[2] = { -1, -1 }, out[2] = { -1, -1 };
   _cleanup_close_ int pidfd = -1, in_w = -1, out_r = -1;
@@ -89,7 +94,7 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
       return brig_error_set (err, e, "%s hook #%zu (%s): fork", kind, index, h->path);
     }
   if (pid == 0)
-    hook_child (h, env, in[0], out[1]);
+    hook_child (h, env, cwd, in[0], out[1]);
   close (in[0]);
   close (out[1]);
   in_w = in[1];
@@ -171,7 +176,7 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
 
 static int
 run_all (const oci_hook *hooks, size_t n, const char *kind, const char *state,
-         char *const *env, bool warn_only, brig_error *err)
+         char *const *env, const char *cwd, bool warn_only, brig_error *err)
 {
   struct sigaction ign = { .sa_handler = SIG_IGN }, old;
   int ret = 0;
@@ -183,7 +188,7 @@ run_all (const oci_hook *hooks, size_t n, const char *kind, const char *state,
   for (size_t i = 0; i < n; i++)
     {
       brig_error e = { 0 };
-      int r = run_one (&hooks[i], i, kind, state, env, &e);
+      int r = run_one (&hooks[i], i, kind, state, env, cwd, &e);
       if (r < 0)
         {
           if (warn_only)
@@ -211,18 +216,25 @@ int
 brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind, const char *state_json,
                 brig_error *err)
 {
-  return run_all (hooks, n, kind, state_json, NULL, false, err);
+  return run_all (hooks, n, kind, state_json, NULL, NULL, false, err);
 }
 
 int
 brig_hooks_run_env (const oci_hook *hooks, size_t n, const char *kind, const char *state_json,
                     char *const *env, brig_error *err)
 {
-  return run_all (hooks, n, kind, state_json, env, false, err);
+  return run_all (hooks, n, kind, state_json, env, NULL, false, err);
+}
+
+int
+brig_hooks_run_in (const oci_hook *hooks, size_t n, const char *kind, const char *state_json,
+                   char *const *env, const char *cwd, brig_error *err)
+{
+  return run_all (hooks, n, kind, state_json, env, cwd, false, err);
 }
 
 void
 brig_hooks_run_warn (const oci_hook *hooks, size_t n, const char *kind, const char *state_json)
 {
-  run_all (hooks, n, kind, state_json, NULL, true, NULL);
+  run_all (hooks, n, kind, state_json, NULL, NULL, true, NULL);
 }

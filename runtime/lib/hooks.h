@@ -2,15 +2,18 @@
  * each hook is path + args + env, run with the container state JSON on its
  * stdin, killed after timeout seconds. Where each kind runs:
  *   prestart, createRuntime  the parent (runtime namespaces), after the
- *                            container's namespaces exist, before pivot_root
+ *                            container's namespaces exist, before pivot_root;
+ *                            in the bundle directory
  *   createContainer          the container init (container namespaces),
- *                            before pivot_root; without env of its own it
- *                            gets process.env (each variable once)
+ *                            before pivot_root, in the container's root (the
+ *                            rootfs with every mount made); without env of
+ *                            its own it gets process.env (each variable once)
  *   startContainer           the container init, after start, before execve;
  *                            without env: the process's final environment
- *   poststart                start/run, after the user process started; a
- *                            failure kills and deletes the container and
- *                            fails start/run (spec 1.3)
+ *   poststart                start/run, after the user process started, in
+ *                            the bundle directory; a failure kills and
+ *                            deletes the container and fails start/run
+ *                            (spec 1.3)
  *   poststop                 delete, after the container is gone; failures
  *                            are only warned about */
 #ifndef BRIG_HOOKS_H
@@ -41,6 +44,13 @@ int brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind,
  * environment), as runc gives the container's hooks the process's. */
 int brig_hooks_run_env (const oci_hook *hooks, size_t n, const char *kind,
                         const char *state_json, char *const *env, brig_error *err);
+
+/* Like brig_hooks_run_env, in cwd (NULL: brig's own working directory):
+ * create, run and start give the runtime-namespace hooks the bundle and
+ * createContainer the container's root, as runc does. */
+int brig_hooks_run_in (const oci_hook *hooks, size_t n, const char *kind,
+                       const char *state_json, char *const *env, const char *cwd,
+                       brig_error *err);
 
 /* Like brig_hooks_run but every failure is only logged as a warning and the
  * remaining hooks still run (poststop). */

@@ -393,8 +393,11 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
       /* As runc: the process's variables, not brig's. HOME is left as
        * given: the container's /etc/passwd is not the root yet. */
       char **env = cfg->process ? brig_process_env_list (cfg->process) : NULL;
-      r = brig_hooks_run_env (h->create_container, h->create_container_len, "createContainer",
-                              s->state_json, env, err);
+      /* In the container's root, as runc runs them: the rootfs with every
+       * mount made, in the container's mount namespace (a hook's relative
+       * paths name the container's files). */
+      r = brig_hooks_run_in (h->create_container, h->create_container_len, "createContainer",
+                             s->state_json, env, a->rootfs, err);
       brig_strv_free (env);
       if (r < 0)
         return r;

@@ -183,6 +183,33 @@ set_atime_attr (uint64_t *set, uint64_t *clr, uint64_t value)
   *set = (*set & ~(uint64_t) MOUNT_ATTR__ATIME) | value;
 }
 
+/* A bind's atime, as runc (and a classic bind remount) sets it: an option
+ * that sets an atime flag (noatime, relatime, strictatime, nodiratime)
+ * replaces the whole atime setting of the source, mode and nodiratime
+ * alike, with relatime unless noatime or strictatime says otherwise
+ * ("nodiratime" on a noatime source gives relatime,nodiratime); the
+ * options that only clear one (atime, norelatime, nostrictatime, diratime)
+ * change nothing, the source's setting stays. */
+static void
+bind_atime (struct brig_mount_options *o)
+{
+  const uint64_t atime_attrs = MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME;
+  uint64_t mode;
+
+  if (!(o->flags & (ATIME_MS | MS_NODIRATIME)))
+    {
+      o->attr_set &= ~atime_attrs;
+      o->attr_clr &= ~atime_attrs;
+      return;
+    }
+  mode = o->flags & MS_NOATIME       ? MOUNT_ATTR_NOATIME
+         : o->flags & MS_STRICTATIME ? MOUNT_ATTR_STRICTATIME
+                                     : MOUNT_ATTR_RELATIME;
+  o->attr_clr |= atime_attrs;
+  o->attr_set = (o->attr_set & ~atime_attrs) | mode
+                | (o->flags & MS_NODIRATIME ? MOUNT_ATTR_NODIRATIME : 0);
+}
+
 static void
 append_data (char **data, size_t *len, const char *opt)
 {
@@ -282,6 +309,7 @@ brig_mount_options_parse (char *const *options, size_t n,
           break;
         }
     }
+  bind_atime (out);
   return 0;
 }
 

@@ -132,6 +132,17 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
   return 0;
 }
 
+/* The kernel's limit on the lines of a uid_map or gid_map
+ * (UID_GID_MAP_MAX_EXTENTS in user_namespace.c). */
+#define ID_MAP_MAX_EXTENTS 340
+
+/* True when [a, a+na) and [b, b+nb) share an id (64-bit sums). */
+static bool
+ranges_overlap (uint64_t a, uint64_t na, uint64_t b, uint64_t nb)
+{
+  return a < b + nb && b < a + na;
+}
+
 int
 brig_ns_open_path (const char *path, int *fd, int *type)
 {
@@ -225,21 +236,37 @@ int
 brig_ns_validate_id_mapping (const oci_id_mapping *m, size_t n, const char *field,
                              brig_error *err)
 {
-  /* One past the largest id: 2^31. The sums are done in 64 bits. */
-  const uint64_t end = (uint64_t) INT32_MAX + 1;
+  /* What map_write() in the kernel accepts: an id is a u32, a range must
+   * not wrap past 4294967295 ((u32) -1, which no map may contain: it is
+   * "no id" to the kernel and "unchanged" to setresuid), and no two lines
+   * may share an id on either side. {0, 0, 4294967295} (every id) is
+   * fine. The sums are done in 64 bits. */
+  const uint64_t end = UINT32_MAX;
 
+  if (n > ID_MAP_MAX_EXTENTS)
+    return brig_error_set (err, EINVAL, "%s: %zu entries, the kernel takes at most %d", field,
+                           n, ID_MAP_MAX_EXTENTS);
   for (size_t i = 0; i < n; i++)
     {
       if (m[i].size == 0)
         return brig_error_say (err, EINVAL, "%s[%zu].size: must be at least 1", field, i);
       if ((uint64_t) m[i].container_id + m[i].size > end)
         return brig_error_say (err, EINVAL, "%s[%zu]: containerID %u + size %u is beyond the id "
-                               "range (0-%d)", field, i, (unsigned) m[i].container_id,
-                               (unsigned) m[i].size, INT32_MAX);
+                               "range (0-%u)", field, i, (unsigned) m[i].container_id,
+                               (unsigned) m[i].size, UINT32_MAX - 1);
       if ((uint64_t) m[i].host_id + m[i].size > end)
         return brig_error_say (err, EINVAL, "%s[%zu]: hostID %u + size %u is beyond the id "
-                               "range (0-%d)", field, i, (unsigned) m[i].host_id,
-                               (unsigned) m[i].size, INT32_MAX);
+                               "range (0-%u)", field, i, (unsigned) m[i].host_id,
+                               (unsigned) m[i].size, UINT32_MAX - 1);
+      for (size_t j = 0; j < i; j++)
+        {
+          if (ranges_overlap (m[i].container_id, m[i].size, m[j].container_id, m[j].size))
+            return brig_error_say (err, EINVAL, "%s[%zu]: its containerIDs overlap those of "
+                                   "%s[%zu]", field, i, field, j);
+          if (ranges_overlap (m[i].host_id, m[i].size, m[j].host_id, m[j].size))
+            return brig_error_say (err, EINVAL, "%s[%zu]: its hostIDs overlap those of %s[%zu]",
+                                   field, i, field, j);
+        }
     }
   return 0;
 }

@@ -64,9 +64,10 @@ int brig_ns_join (const int fds[BRIG_NS_COUNT], brig_error *err);
  * calling process (what `exec` joins); fds[t] = -1 for shared ones. */
 int brig_ns_open_process (pid_t pid, int fds[BRIG_NS_COUNT], brig_error *err);
 
-/* Every mapping of m[n] has size >= 1 and both ranges inside 0..2^31-1
- * (the kernel's (u32) -1 is "no id"); field names the list in errors
- * ("linux.uidMappings"). */
+/* m[n] is what the kernel takes in a uid_map or gid_map: at most 340
+ * lines, each of size >= 1 with both ranges inside 0..4294967294 (the
+ * kernel's (u32) -1 is "no id"), no two sharing an id on either side;
+ * field names the list in errors ("linux.uidMappings"). */
 int brig_ns_validate_id_mapping (const oci_id_mapping *m, size_t n, const char *field,
                                  brig_error *err);
 

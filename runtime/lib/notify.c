@@ -123,6 +123,7 @@ brig_notify_open (int dirfd, const char *host, struct brig_notify *n, brig_error
   int r;
 
   n->fd = n->host_fd = -1;
+  n->host_pending = false;
   if (host == NULL || *host == '\0')
     return 0;
   if (fstatat (dirfd, BRIG_NOTIFY_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode))
@@ -133,8 +134,16 @@ brig_notify_open (int dirfd, const char *host, struct brig_notify *n, brig_error
   hfd = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (hfd < 0)
     return brig_error_errno (err, "NOTIFY_SOCKET: socket");
-  if (connect (hfd, (struct sockaddr *) &ha, hlen) < 0)
+  n->host_pending = connect (hfd, (struct sockaddr *) &ha, hlen) < 0;
+  /* Not there yet (its manager starts later): relayed once it is, as crun
+   * does; anything else is the caller's mistake. */
+  if (n->host_pending && errno != ENOENT && errno != ECONNREFUSED)
     return brig_error_errno (err, "NOTIFY_SOCKET: connect to %s", host);
+  if (n->host_pending)
+    brig_debug ("NOTIFY_SOCKET: %s is not there yet (%s): relayed once it is", host,
+                strerror (errno));
+  n->host_addr = ha;
+  n->host_len = hlen;
 
   /* Through the state directory's fd: no sun_path limit on --root. */
   snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s/notify.sock", dirfd,
@@ -162,6 +171,20 @@ brig_notify_close (struct brig_notify *n)
   if (n->host_fd >= 0)
     close (n->host_fd);
   n->fd = n->host_fd = -1;
+  n->host_pending = false;
+}
+
+/* Connect a host socket that was not there at open; false while it still
+ * is not. */
+static bool
+host_ready (struct brig_notify *n)
+{
+  if (!n->host_pending)
+    return true;
+  if (connect (n->host_fd, (struct sockaddr *) &n->host_addr, n->host_len) < 0)
+    return false;
+  n->host_pending = false;
+  return true;
 }
 
 static bool
@@ -259,6 +282,15 @@ brig_notify_forward (struct brig_notify *n, pid_t mainpid)
     }
   if (o == 0)
     return 0;
+  if (!host_ready (n))
+    {
+      /* never wait for it: the container runs already */
+      if (ready)
+        brig_warn ("NOTIFY_SOCKET: READY=1 not relayed: the host's socket is not there");
+      else
+        brig_debug ("NOTIFY_SOCKET: the host's socket is not there yet: dropped");
+      return ready ? 1 : 0;
+    }
   if (send (n->host_fd, out, o, MSG_NOSIGNAL) < 0)
     return -errno;
   if (!ready)

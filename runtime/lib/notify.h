@@ -17,7 +17,9 @@
 #define BRIG_NOTIFY_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include "error.h"
 #include "ocispec.h"
@@ -31,6 +33,12 @@
 struct brig_notify {
   int fd;
   int host_fd;
+  /* The host's socket was not there yet at open (crun runs the container
+   * anyway): host_fd is connected before each datagram until it is, and
+   * what comes before is dropped. */
+  bool host_pending;
+  struct sockaddr_un host_addr;
+  socklen_t host_len;
 };
 
 /* Check a NOTIFY_SOCKET value: an absolute path or "@abstract" that fits a
@@ -41,8 +49,10 @@ int brig_notify_check_host (const char *host, brig_error *err);
  * and NOTIFY_SOCKET to cfg (nothing when cfg has no process). */
 int brig_notify_setup (int dirfd, oci_config *cfg, brig_error *err);
 
-/* Bind ROOT/ID/notify/notify.sock and connect to host. n->fd stays -1 when
- * the container was created without NOTIFY_SOCKET. */
+/* Bind ROOT/ID/notify/notify.sock and connect to host (a host socket that
+ * does not exist yet, or has no reader yet, is connected to once it is
+ * there: the container is not held up for it). n->fd stays -1 when the
+ * container was created without NOTIFY_SOCKET. */
 int brig_notify_open (int dirfd, const char *host, struct brig_notify *n, brig_error *err);
 
 /* Close both sockets (the socket file stays until delete). */

@@ -246,6 +246,63 @@ brig_path_clean (const char *path)
 }
 
 char *
+brig_path_clean_lexical (const char *path)
+{
+  _cleanup_free_ char *clean = brig_path_clean (path);
+  char *out = xmalloc0 (strlen (clean) + 2);
+  size_t o = 0;
+
+  for (const char *p = clean; *p;)
+    {
+      const char *e;
+      while (*p == '/')
+        p++;
+      if (*p == '\0')
+        break;
+      e = strchrnul (p, '/');
+      if (e - p == 2 && p[0] == '.' && p[1] == '.')
+        {
+          while (o > 0 && out[o - 1] != '/')
+            o--;
+          if (o > 0)
+            o--;
+        }
+      else
+        {
+          out[o++] = '/';
+          memcpy (out + o, p, (size_t) (e - p));
+          o += (size_t) (e - p);
+        }
+      p = e;
+    }
+  if (o == 0)
+    out[o++] = '/';
+  out[o] = '\0';
+  return out;
+}
+
+char *
+brig_path_below (const char *root, const char *path)
+{
+  char *out = brig_path_clean_lexical (path);
+  size_t rl = strlen (root);
+
+  while (rl > 1 && root[rl - 1] == '/')
+    rl--;
+  if (rl <= 1)
+    return out;
+  if (strncmp (out, root, rl) != 0 || (out[rl] != '/' && out[rl] != '\0'))
+    {
+      free (out);
+      return NULL;
+    }
+  memmove (out, out + rl, strlen (out + rl) + 1);
+  if (out[0] == '\0')
+    strcpy (out, "/");
+  return out;
+}
+
+char *
 brig_path_of_fd_in_root (int fd, const char *rootfs)
 {
   char proc[32], buf[PATH_MAX];

@@ -58,6 +58,17 @@ int brig_path_create_absent_in_root_plain (int rootfd, const char *path,
  * for the kernel to resolve inside the root. Returns a malloc'd string. */
 char *brig_path_clean (const char *path);
 
+/* brig_path_clean, and ".." takes the previous component off (as Go's
+ * filepath.Clean, which runc applies to mount sources): the path as
+ * written, whatever symlinks lie on it. Returns a malloc'd string. */
+char *brig_path_clean_lexical (const char *path);
+
+/* brig_path_clean_lexical (path) when it names root (a clean absolute
+ * path) or lies below it: the rest, from root ("/" for root itself),
+ * malloc'd; NULL when it lies elsewhere. How runc tells a mount's
+ * destination or source written as a path inside the rootfs. */
+char *brig_path_below (const char *root, const char *path);
+
 /* The path of the object fd refers to, relative to the root at rootfs
  * ("/proc/sys"), from /proc/self/fd. Returns a malloc'd string or NULL. */
 char *brig_path_of_fd_in_root (int fd, const char *rootfs);

@@ -329,6 +329,13 @@ set_affinity (const char *list, const char *path, brig_error *err)
   return 0;
 }
 
+const char *
+brig_procattr_realtime_policy (const oci_process *proc)
+{
+  const char *p = proc && proc->scheduler ? proc->scheduler->policy : NULL;
+  return p && (strcmp (p, "SCHED_FIFO") == 0 || strcmp (p, "SCHED_RR") == 0) ? p : NULL;
+}
+
 int
 brig_procattr_affinity_initial (const oci_process *proc, brig_error *err)
 {
@@ -373,7 +380,16 @@ brig_procattr_apply (const oci_config *cfg, const oci_process *proc, brig_error 
       if (r < 0)
         return r;
       if (syscall (SYS_sched_setattr, 0, &attr, 0) < 0)
-        return brig_error_errno (err, "sched_setattr %s", proc->scheduler->policy);
+        {
+          /* the kernel says only EPERM: name what a realtime policy needs */
+          if (errno == EPERM && brig_procattr_realtime_policy (proc))
+            return brig_error_errno (err, "sched_setattr %s (a realtime policy needs "
+                                     "CAP_SYS_NICE in the initial user namespace and, with "
+                                     "realtime group scheduling, a realtime budget in the "
+                                     "cpu cgroup: linux.resources.cpu.realtimeRuntime)",
+                                     proc->scheduler->policy);
+          return brig_error_errno (err, "sched_setattr %s", proc->scheduler->policy);
+        }
     }
   if (proc->io_priority != NULL)
     {

@@ -24,4 +24,9 @@ int brig_procattr_apply (const oci_config *cfg, const oci_process *proc, brig_er
  * joins the container's cgroup (brig exec calls it before joining). */
 int brig_procattr_affinity_initial (const oci_process *proc, brig_error *err);
 
+/* process.scheduler.policy when it is a realtime one (SCHED_FIFO or
+ * SCHED_RR), which needs a realtime budget in a v1 cpu cgroup with
+ * realtime group scheduling; NULL otherwise. */
+const char *brig_procattr_realtime_policy (const oci_process *proc);
+
 #endif

@@ -54,22 +54,8 @@ mount_name (const oci_mount *m)
 static bool
 names_root (const char *clean)
 {
-  int depth = 0;
-  for (const char *p = clean; *p;)
-    {
-      const char *e;
-      while (*p == '/')
-        p++;
-      if (*p == '\0')
-        break;
-      e = strchrnul (p, '/');
-      if (e - p == 2 && p[0] == '.' && p[1] == '.')
-        depth = depth > 0 ? depth - 1 : 0;
-      else
-        depth++;
-      p = e;
-    }
-  return depth == 0;
+  _cleanup_free_ char *lexical = brig_path_clean_lexical (clean);
+  return strcmp (lexical, "/") == 0;
 }
 
 int
@@ -378,7 +364,7 @@ static int
 mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char *dest,
                   const struct brig_mount_options *o, brig_error *err)
 {
-  _cleanup_free_ char *owned = NULL;
+  _cleanup_free_ char *owned = NULL, *inside = NULL, *clean = NULL;
   const char *src = bind_source (c, m->source, &owned);
   _cleanup_close_ int prepared = -1, srcfd = -1, tree = -1, userns = -1;
   const char *known = NULL;
@@ -396,9 +382,17 @@ mount_bind_entry (struct rootfs_ctx *c, size_t i, const oci_mount *m, const char
     }
   else
     {
-      /* The source is opened once and mounted from that fd. */
-      r = srcfd = open (src, O_PATH | O_CLOEXEC);
-      if (r < 0)
+      /* The source is opened once and mounted from that fd. One inside
+       * the rootfs is the container's path: resolved in its root, through
+       * what earlier entries mounted there and the image's symlinks taken
+       * from that root (an absolute one never leads to the host's file);
+       * any other source is a host path, its ".." taken as written (as
+       * runc), not through a symlink of the image it passes. */
+      clean = brig_path_clean_lexical (src);
+      inside = brig_path_below (c->rootfs, clean);
+      if (inside)
+        r = srcfd = brig_path_open_in_root (c->rootfd, inside, O_PATH);
+      else if ((r = srcfd = open (clean, O_PATH | O_CLOEXEC)) < 0)
         r = -errno;
       if ((r == -EACCES || r == -EPERM) && c->opts && c->opts->open_source)
         {
@@ -580,6 +574,16 @@ mount_entry (struct rootfs_ctx *c, size_t i, brig_error *err)
   if (m->destination == NULL || *m->destination == '\0')
     return brig_error_say (err, EINVAL, "mounts[%zu].destination: must not be empty", i);
   dest = brig_path_clean (m->destination);
+  {
+    /* runc's form of a destination written with the rootfs's host path:
+     * the path inside the container */
+    char *inside = brig_path_below (c->rootfs, dest);
+    if (inside)
+      {
+        free (dest);
+        dest = inside;
+      }
+  }
   if (brig_mount_options_parse (m->options, m->options_len, &o, err) < 0)
     return brig_error_wrap (err, "mounts[%zu]", i);
   if (names_root (dest) && (!is_bind (m, &o) || (o.flags & MS_REMOUNT)))

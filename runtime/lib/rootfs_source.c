@@ -13,7 +13,8 @@
  * included), and the fd names a mount of the init's own namespace, which
  * is the only kind the kernel binds there. Earlier entries of "mounts"
  * (already made by the init) are seen, as when the init resolves it
- * itself. For an idmapped mount the parent also makes the idmapped copy
+ * itself; a source inside the rootfs is resolved in it, as the init
+ * resolves one. For an idmapped mount the parent also makes the idmapped copy
  * (rootfs_idmap.c) and sends that mount instead. Only a mounts[] entry's
  * own source can be asked for; the request comes from brig's init code,
  * before anything of the container runs. */
@@ -31,15 +32,41 @@
 #include "sync.h"
 #include "utils.h"
 
+/* A source inside the rootfs is the container's path, as the init resolves
+ * it (rootfs.c): in the rootfs's top mount in the init's namespace (the
+ * self-bind every earlier entry was mounted on), symlinks taken from that
+ * root. *below tells whether src lies there; then the fd or -errno. */
+static int
+open_inside_rootfs (const oci_config *cfg, const char *bundle, int root, const char *src,
+                    bool *below)
+{
+  const char *rp = cfg->root && cfg->root->path ? cfg->root->path : "rootfs";
+  _cleanup_free_ char *joined = NULL, *rootfs = NULL, *inside = NULL;
+  _cleanup_close_ int rfd = -1;
+
+  if (rp[0] != '/')
+    rp = joined = xasprintf ("%s/%s", bundle ? bundle : ".", rp);
+  /* the canonical path create mounted on (container_validate.c) */
+  rootfs = realpath (rp, NULL);
+  *below = rootfs && (inside = brig_path_below (rootfs, src)) != NULL;
+  if (!*below)
+    return -ENOENT;
+  rfd = brig_path_open_in_root_nolinks (root, rootfs, O_PATH | O_DIRECTORY);
+  if (rfd < 0)
+    return rfd;
+  return brig_path_open_in_root (rfd, inside, O_PATH);
+}
+
 int
 rootfs_source_open (const oci_config *cfg, const char *bundle, pid_t pid, size_t i,
                     brig_error *err)
 {
   const oci_mount *m;
-  _cleanup_free_ char *owned = NULL;
+  _cleanup_free_ char *owned = NULL, *clean = NULL;
   _cleanup_close_ int root = -1;
   char path[64];
   const char *src;
+  bool below;
   int fd;
 
   if (i >= cfg->mounts_len || cfg->mounts[i].source == NULL || *cfg->mounts[i].source == '\0')
@@ -48,11 +75,15 @@ rootfs_source_open (const oci_config *cfg, const char *bundle, pid_t pid, size_t
   src = m->source;
   if (src[0] != '/')
     src = owned = xasprintf ("%s/%s", bundle ? bundle : ".", m->source);
+  /* as the init takes it (rootfs.c): ".." as written */
+  src = clean = brig_path_clean_lexical (src);
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return brig_error_errno (err, "mount %s to %s: open %s", m->source, m->destination, path);
-  fd = brig_path_open_in_root (root, src, O_PATH);
+  fd = open_inside_rootfs (cfg, bundle, root, src, &below);
+  if (!below)
+    fd = brig_path_open_in_root (root, src, O_PATH);
   if (fd < 0)
     return brig_error_set (err, -fd, "mount %s to %s", m->source, m->destination);
   return fd;

@@ -112,8 +112,8 @@ brig_sysctl_validate (const oci_config *cfg, const struct brig_ns_plan *ns, brig
         case SYSCTL_HOST:
           return brig_error_say (err, EINVAL, "linux.sysctl \"%s\": not namespaced, it would "
                                  "change the host (allowed: ipc sysctls with an ipc namespace, "
-                                 "net.* with a network namespace, kernel.hostname and "
-                                 "kernel.domainname with a uts namespace)", key);
+                                 "net.* with a network namespace, kernel.domainname with a "
+                                 "uts namespace)", key);
         case SYSCTL_IPC:
           r = check_own_ns (ns, BRIG_NS_IPC, "ipc", key, err);
           break;
@@ -121,15 +121,18 @@ brig_sysctl_validate (const oci_config *cfg, const struct brig_ns_plan *ns, brig
           r = check_own_ns (ns, BRIG_NS_NET, "network", key, err);
           break;
         case SYSCTL_UTS:
-          {
-            bool host = strcmp (path, "kernel/hostname") == 0;
-            const char *field = host ? "hostname" : "domainname";
-            const char *set = host ? cfg->hostname : cfg->domainname;
-            r = check_own_ns (ns, BRIG_NS_UTS, "uts", key, err);
-            if (r == 0 && set && *set && strcmp (set, value) != 0)
-              r = brig_error_say (err, EINVAL, "linux.sysctl \"%s\": \"%s\" conflicts with "
-                                  "%s \"%s\"", key, value, field, set);
-          }
+          r = check_own_ns (ns, BRIG_NS_UTS, "uts", key, err);
+          /* As runc and crun: the hostname has a field of its own, always
+           * (an equal value too: which one applies would depend on the
+           * order). kernel.domainname is how engines set a domain name
+           * (docker), so only a value other than domainname's is. */
+          if (r == 0 && strcmp (path, "kernel/hostname") == 0)
+            r = brig_error_say (err, EINVAL, "linux.sysctl \"%s\": not allowed as it conflicts "
+                                "with the OCI \"hostname\" field (set hostname instead)", key);
+          else if (r == 0 && cfg->domainname && *cfg->domainname
+                   && strcmp (cfg->domainname, value) != 0)
+            r = brig_error_say (err, EINVAL, "linux.sysctl \"%s\": \"%s\" conflicts with "
+                                "domainname \"%s\"", key, value, cfg->domainname);
           break;
         }
       if (r < 0)

@@ -18,8 +18,9 @@ char *brig_sysctl_path (const char *key);
 
 /* Refuse every linux.sysctl key that would reach the host: ipc sysctls need
  * a new (or joined, not the host's) ipc namespace, net.* a network one,
- * kernel.hostname/domainname a uts one (and must agree with hostname /
- * domainname); every other key is refused. Errors name the key. */
+ * kernel.domainname a uts one (and must agree with domainname);
+ * kernel.hostname (it conflicts with the hostname field) and every other
+ * key are refused. Errors name the key. */
 int brig_sysctl_validate (const oci_config *cfg, const struct brig_ns_plan *ns, brig_error *err);
 
 #endif

@@ -6,7 +6,9 @@
 #     test) with MAINPID added: the init's pid for `start` and `run -d`,
 #     brig's own for a foreground `run`; the container's own MAINPID,
 #     NOTIFYACCESS and FDSTORE lines are not relayed (podman
-#     --sdnotify=container through brig: tests/engines/podman.bats).
+#     --sdnotify=container through brig: tests/engines/podman.bats). A
+#     NOTIFY_SOCKET that does not exist yet holds nothing up: relayed once
+#     it is there (#26 item 9, as crun).
 #   contrib/install-deps.sh installs what the VM suites need (debootstrap:
 #     the systemd VM ran nowhere but on hand-prepared machines).
 #   tests/conformance/isolate.sh joins its test cgroup when the cgroup2
@@ -25,8 +27,9 @@ setup() {
 	setup_bundle
 }
 
-# notify_setup: the sd_notify client in the rootfs (/bin/sdnotify) and a
-# systemd-style listener at $HOST_SOCK (see listen).
+# notify_setup [later]: the sd_notify client in the rootfs (/bin/sdnotify)
+# and a systemd-style listener at $HOST_SOCK (see listen); with "later" the
+# test starts the listener itself.
 notify_setup() {
 	need_built "$SDNOTIFY"
 	# the listener (not in the pure v2 VM: see tests/skips.allowed)
@@ -35,7 +38,7 @@ notify_setup() {
 	NOTIFY_DIR="$(test_tmpdir notify)"
 	HOST_SOCK="$NOTIFY_DIR/host.sock"
 	GOT="$NOTIFY_DIR/got"
-	listen
+	[ "${1:-}" = later ] || listen
 }
 
 teardown() {
@@ -181,6 +184,54 @@ messages() {
 	[ "$rc" -eq 1 ]
 	assert_contains "$(cat "$BUNDLE/n6.err")" "NOTIFY_SOCKET"
 	assert_no_leftovers n6
+}
+
+# #26 item 9: crun runs the container when NOTIFY_SOCKET names a socket
+# that is not there yet, and relays once it is.
+@test "notify: a NOTIFY_SOCKET that does not exist yet: run -d runs the container and relays READY=1 once the socket is there" {
+	notify_setup later
+	mkdir "$NOTIFY_DIR/ctl"
+	add_mount '{"destination": "/ctl", "type": "bind", "source": "'"$NOTIFY_DIR/ctl"'", "options": ["bind"]}'
+	set_args sh -c 'sdnotify STATUS=early
+		while [ ! -e /ctl/go ]; do sleep 0.05; done
+		sdnotify READY=1; exec sleep 1000'
+	local runner rc=0 pid
+	NOTIFY_SOCKET="$HOST_SOCK" "$RUNTIME" --root "$ROOT" run -d n7 </dev/null \
+		>"$BUNDLE/n7.out" 2>"$BUNDLE/n7.err" &
+	runner=$!
+	wait_for_status n7 running
+	pid="$(brig state n7 | jq -r .pid)"
+	# the container runs (its first datagram had nowhere to go)
+	process_alive "$pid"
+	listen
+	touch "$NOTIFY_DIR/ctl/go"
+	wait "$runner" || rc=$?
+	cat "$BUNDLE/n7.err"
+	[ "$rc" -eq 0 ]
+	run messages
+	echo "$output"
+	[[ "$output" == *"MAINPID=$pid|READY=1"* ]]
+	[ "${lines[-1]}" = "BARRIER=1" ]
+	brig delete -f n7
+	assert_no_leftovers n7
+}
+
+@test "notify: start of a container whose NOTIFY_SOCKET never appears is not held up" {
+	[ -x "$SDNOTIFY" ] || skip "build tests/tools/sdnotify first (make tests/tools/sdnotify)"
+	cp "$SDNOTIFY" "$BUNDLE/rootfs/bin/sdnotify"
+	NOTIFY_DIR="$(test_tmpdir notify)"
+	set_args sh -c 'sdnotify READY=1; echo up >/tmp/up; exec sleep 1000'
+	NOTIFY_SOCKET="$NOTIFY_DIR/none.sock" create_container n8
+	local t0=$SECONDS
+	NOTIFY_SOCKET="$NOTIFY_DIR/none.sock" run brig start n8
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ $((SECONDS - t0)) -lt 10 ]
+	# the process ran past its READY=1
+	run brig exec n8 cat /tmp/up
+	[ "$output" = up ]
+	brig delete -f n8
+	assert_no_leftovers n8
 }
 
 # ---- #16 item 21: the systemd VM suite runs on a fresh machine ----

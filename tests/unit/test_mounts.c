@@ -145,10 +145,32 @@ test_attrs (void)
 {
   struct brig_mount_options o;
 
-  parse_opts (&o, "ro,nosuid,nodev,noexec,nodiratime,nosymfollow");
+  parse_opts (&o, "ro,nosuid,nodev,noexec,nosymfollow");
   tap_ok (o.attr_set == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC
-                         | MOUNT_ATTR_NODIRATIME | MOUNT_ATTR_NOSYMFOLLOW) && o.attr_clr == 0
+                         | MOUNT_ATTR_NOSYMFOLLOW) && o.attr_clr == 0
           && o.rec_attr_set == 0, "plain flags map to plain attributes");
+  brig_mount_options_free (&o);
+  /* runc's bind atime: a setting option replaces mode and nodiratime */
+  parse_opts (&o, "nodiratime");
+  tap_ok (o.attr_set == (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NODIRATIME)
+          && o.attr_clr == (MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME),
+          "nodiratime alone: relatime,nodiratime replace the source's atime");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "nodiratime,strictatime");
+  tap_ok (o.attr_set == (MOUNT_ATTR_STRICTATIME | MOUNT_ATTR_NODIRATIME)
+          && o.attr_clr == (MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME), "nodiratime,strictatime");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "nodiratime,norelatime");
+  tap_ok (o.attr_set == (MOUNT_ATTR_RELATIME | MOUNT_ATTR_NODIRATIME),
+          "nodiratime,norelatime: a clearing option sets no mode (relatime, as runc)");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "strictatime");
+  tap_ok (o.attr_set == MOUNT_ATTR_STRICTATIME
+          && o.attr_clr == (MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME),
+          "strictatime clears a source's nodiratime");
+  brig_mount_options_free (&o);
+  parse_opts (&o, "diratime");
+  tap_ok (o.attr_set == 0 && o.attr_clr == 0, "diratime alone keeps the source's atime");
   brig_mount_options_free (&o);
   parse_opts (&o, "rw,suid,dev,exec");
   tap_ok (o.attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
@@ -242,6 +264,32 @@ test_clean (void)
       tap_ok (strcmp (c, cases[i][1]) == 0, "clean \"%s\" -> \"%s\" (got \"%s\")", cases[i][0],
               cases[i][1], c);
       free (c);
+    }
+}
+
+static void
+test_below (void)
+{
+  /* { root, path, expected (NULL: not below) } */
+  static const char *const cases[][3] = {
+    { "/b/rootfs", "/b/rootfs/mnt/x", "/mnt/x" }, { "/b/rootfs", "/b/rootfs", "/" },
+    { "/b/rootfs", "/b/rootfs/", "/" }, { "/b/rootfs", "/b/rootfsx/y", NULL },
+    { "/b/rootfs", "/b/rootfs/../config.json", NULL },
+    { "/b/rootfs", "/b/rootfs/up/../../config.json", NULL },
+    { "/b/rootfs", "/b/x/../rootfs/a", "/a" }, { "/b/rootfs", "/b//rootfs/./a/../c", "/c" },
+    { "/b/rootfs", "/mnt", NULL }, { "/b/rootfs", "/../../b/rootfs/z", "/z" },
+  };
+  char *c = brig_path_clean_lexical ("/a/b/../../../c/./d/");
+  tap_ok (strcmp (c, "/c/d") == 0, "lexical clean takes \"..\" as written (got \"%s\")", c);
+  free (c);
+  for (size_t i = 0; i < BRIG_ARRAY_SIZE (cases); i++)
+    {
+      char *r = brig_path_below (cases[i][0], cases[i][1]);
+      tap_ok ((r == NULL && cases[i][2] == NULL)
+              || (r && cases[i][2] && strcmp (r, cases[i][2]) == 0),
+              "below %s: \"%s\" -> %s (got %s)", cases[i][0], cases[i][1],
+              cases[i][2] ? cases[i][2] : "NULL", r ? r : "NULL");
+      free (r);
     }
 }
 
@@ -512,6 +560,7 @@ main (void)
   test_attrs ();
   test_data ();
   test_clean ();
+  test_below ();
   test_mountinfo ();
   test_resolve ();
   test_walk ();
