@@ -56,7 +56,7 @@ connect_and_read() {
 
 @test "socket activation: the container accepts a connection on the socket systemd passed" {
 	requires program:systemd-socket-activate
-	[ -x "$NET_PROBE" ] || skip "build tests/tools/net_probe first (make tests/tools/net_probe)"
+	need_built "$NET_PROBE"
 	cp "$NET_PROBE" "$BUNDLE/rootfs/bin/net_probe"
 	set_args sh -c 'echo "fds=$LISTEN_FDS pid=$LISTEN_PID names=$LISTEN_FDNAMES"; exec /bin/net_probe accept 3'
 	# A free port on loopback: the activator fails at once on a taken one.

@@ -217,7 +217,7 @@ messages() {
 }
 
 @test "notify: start of a container whose NOTIFY_SOCKET never appears is not held up" {
-	[ -x "$SDNOTIFY" ] || skip "build tests/tools/sdnotify first (make tests/tools/sdnotify)"
+	need_built "$SDNOTIFY"
 	cp "$SDNOTIFY" "$BUNDLE/rootfs/bin/sdnotify"
 	NOTIFY_DIR="$(test_tmpdir notify)"
 	set_args sh -c 'sdnotify READY=1; echo up >/tmp/up; exec sleep 1000'

@@ -127,7 +127,6 @@ userns_identity() {
 # ---- item 4: update --memory -1 with a memory+swap limit ----
 
 @test "update: --memory -1 lifts a memory+swap limit too (cgroup v1: in the order the kernel takes)" {
-	requires command:update
 	local mem swapfile
 	if [ -d /sys/fs/cgroup/memory ]; then
 		mem="/sys/fs/cgroup/memory/$TEST_CGROUP_PARENT/$CGROUP_NAME"
