@@ -10,7 +10,7 @@
 # the three totals are added; the harness itself is never traced. brig's
 # create and run re-execute themselves from a detached read-only mount of
 # the binary, or a sealed memfd copy where that is not possible
-# (runtime/lib/selfexe.c, issues #11 and #15): the re-exec and the second
+# (runtime/lib/process/selfexe.c, issues #11 and #15): the re-exec and the second
 # start of the binary are counted, as they are part of every
 # create/run/exec.
 # CPU: `perf stat -e task-clock` (inherited by every descendant, also the

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "commands/commands.h"
-#include "selfexe.h"
+#include "process/selfexe.h"
 
 /* Only commands that work are listed here (and so in --help). */
 const struct brig_command brig_commands[] = {

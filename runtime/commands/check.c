@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "sandbox/check.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 static void

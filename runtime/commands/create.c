@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 #include "create_opts.h"
-#include "process.h"
+#include "process/process.h"
 
 int
 cli_parse_create_opts (const char *cmd, int argc, char **argv, struct brig_create_opts *o,

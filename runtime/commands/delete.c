@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 
 int
 cmd_delete (struct brig_globals *g, int argc, char **argv)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "exec.h"
+#include "container/exec.h"
 #include "utils.h"
 
 /* Failures of exec itself exit 255, as runc does: any smaller status could

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "features.h"
+#include "container/features.h"
 #include "utils.h"
 
 int

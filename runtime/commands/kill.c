@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 
 int
 cmd_kill (struct brig_globals *g, int argc, char **argv)

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 /* runc's list shows the state directory's owner by name. */

@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "sandbox/pool.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 static void

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "ps.h"
+#include "container/ps.h"
 #include "utils.h"
 
 static void

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "criu.h"
+#include "container/criu.h"
 
 #define MAX_EMPTY_NS 8
 

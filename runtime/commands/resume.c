@@ -2,7 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cgroup_container.h"
+#include "container/cgroup_ops.h"
 #include "commands.h"
 
 int

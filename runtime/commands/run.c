@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 #include "create_opts.h"
 
 static void

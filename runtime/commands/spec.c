@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "spec_default.h"
+#include "container/spec_default.h"
 #include "utils.h"
 
 static void

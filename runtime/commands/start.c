@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 
 int
 cmd_start (struct brig_globals *g, int argc, char **argv)

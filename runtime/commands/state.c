@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "state.h"
+#include "container/state.h"
 
 int
 cmd_state (struct brig_globals *g, int argc, char **argv)

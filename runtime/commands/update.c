@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup_container.h"
+#include "container/cgroup_ops.h"
 #include "commands.h"
 #include "utils.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The runtime binary runs from a detached read-only mount (issue #15 item
-# 1, CVE-2019-5736 class; runtime/lib/selfexe.c). create, run and exec
+# 1, CVE-2019-5736 class; runtime/lib/process/selfexe.c). create, run and exec
 # re-execute brig through open_tree(OPEN_TREE_CLONE) + mount_setattr(RDONLY)
 # of their own binary; the mount fd is closed by that execve, so the kernel
 # dissolves the mount: no mount namespace holds it, only the exe_file of

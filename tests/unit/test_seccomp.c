@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "ocispec.h"
-#include "seccomp.h"
+#include "seccomp/seccomp.h"
 #include "sync.h"
 #include "tap.h"
 #include "utils.h"

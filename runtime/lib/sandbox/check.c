@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "cgroup_record.h"
+#include "cgroup/record.h"
 #include "sandbox/check_internal.h"
 #include "utils.h"
 

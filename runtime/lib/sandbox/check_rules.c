@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "groups.h"
-#include "mounts.h"
+#include "process/groups.h"
+#include "rootfs/mounts.h"
 #include "sandbox/check_internal.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/pod.h"

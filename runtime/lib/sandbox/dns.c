@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dns.h"
+#include "sandbox/dns.h"
 #include "utils.h"
 
 #define MAX_SERVERS 3

@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "container_respawn.h"
+#include "container/respawn.h"
 #include "log.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/reset_internal.h"
-#include "state.h"
-#include "tenancy.h"
+#include "container/state.h"
+#include "container/tenancy.h"
 #include "utils.h"
 
 void

@@ -25,7 +25,7 @@
 #include "paths.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/reset_internal.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 /* include/linux/magic.h of the kernel sources; not in the uapi header */
