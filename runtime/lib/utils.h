@@ -67,4 +67,8 @@ int brig_mkdir_p (const char *path, mode_t mode);
  * container's file, and brig links statically. */
 char *brig_passwd_field (uid_t uid, int field);
 
+/* Read state ('R', 'S', 'Z', ...) and start time of pid from /proc/PID/stat;
+ * 0 or -errno. A pid is a process only with its start time (recycling). */
+int brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time);
+
 #endif

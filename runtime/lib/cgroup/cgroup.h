@@ -60,6 +60,12 @@ struct brig_cgroup_config {
  * create killed at any moment and never removes what brig did not make. */
 char *brig_cgroup_record (const brig_cgroup *cg);
 
+/* The files of the container's state directory (container/state.h) the
+ * record is read with: the record itself, and config.json, whose presence
+ * says the record's `made` lines are final. */
+#define BRIG_CGROUP_RECORD_FILE "made"
+#define BRIG_CGROUP_SETTLED_FILE "config.json"
+
 /* Rebuild a handle from brig_cgroup_record() text (lines it does not know
  * are skipped). The manager and path are checked as brig_cgroup_load does;
  * only directories both recorded and derived from the path count as made.

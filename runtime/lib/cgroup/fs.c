@@ -281,7 +281,7 @@ brig_cgroup_fs_freeze (brig_cgroup *cg, bool freeze, brig_error *err)
 int
 brig_cgroup_fs_is_frozen (brig_cgroup *cg)
 {
-  _cleanup_free_ char *file = brig_cgroup_freeze_file (cg);
+  _cleanup_free_ char *file = brig_cgroup_dirs_freeze_file (cg);
   return file ? brig_cgroup_freeze_file_frozen (file) : 0;
 }
 
@@ -313,7 +313,7 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
     brig_cgroup_fs_freeze (cg, false, NULL);
   if (kill && !cg->no_kill)
     {
-      brig_cgroup_kill_all (cg, SIGKILL, NULL);
+      brig_cgroup_signal_own (cg, SIGKILL, NULL);
       wait_gone (cg);
     }
   for (size_t i = 0; i < cg->n_dirs; i++)
@@ -344,7 +344,7 @@ brig_cgroup_fs_destroy (brig_cgroup *cg, bool kill, brig_error *err)
         {
           /* something forked while we were killing: once more */
           brig_error_clear (&tmp);
-          brig_cgroup_kill_all (cg, SIGKILL, NULL);
+          brig_cgroup_signal_own (cg, SIGKILL, NULL);
           r = brig_cgroup_rmdir_tree (cg->dirs[i].path, &tmp);
         }
       if (r < 0 && ret == 0)

@@ -151,6 +151,10 @@ int brig_cgroup_rmdir_tree (const char *dir, brig_error *err);
 /* rmdir dir alone (never a child cgroup), retrying EBUSY as above. */
 int brig_cgroup_rmdir_leaf (const char *dir, brig_error *err);
 
+/* brig_cgroup_freeze_file of a cgroup with a backend: the v1 freezer.state,
+ * else the v2 cgroup.freeze, or NULL (malloc'd). */
+char *brig_cgroup_dirs_freeze_file (const brig_cgroup *cg);
+
 /* ---- ownership (cgroup/owner.c) ---- */
 
 /* Fill cg->dirs for cg->path and mark every directory as one create makes
@@ -165,6 +169,10 @@ int brig_cgroup_found (brig_cgroup *cg, size_t i, bool shared, brig_error *err);
 /* Every live process of the cgroup in any of its hierarchies, without the
  * foreign ones; sorted, malloc'd. */
 int brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err);
+
+/* brig_cgroup_kill_all for a cgroup with a backend (the backends' destroy
+ * uses it; the dispatcher adds the check for the disabled manager). */
+int brig_cgroup_signal_own (brig_cgroup *cg, int sig, brig_error *err);
 
 /* ---- which hierarchies a container is in (cgroup/scope.c) ---- */
 

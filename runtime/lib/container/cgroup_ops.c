@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "container/cgroup_ops.h"
-#include "cgroup/record.h"
+#include "container/resources_record.h"
 #include "sandbox/check.h"
 #include "container/state.h"
 #include "utils.h"

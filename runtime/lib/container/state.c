@@ -299,43 +299,6 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   return 0;
 }
 
-int
-brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time)
-{
-  char path[64], buf[1024];
-  _cleanup_close_ int fd = -1;
-  char *p;
-  ssize_t n;
-
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  n = read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return n < 0 ? -errno : -EIO;
-  buf[n] = '\0';
-  /* The command name may hold spaces and parentheses: skip to the last ')'. */
-  p = strrchr (buf, ')');
-  if (p == NULL || p[1] != ' ' || p[2] == '\0')
-    return -EIO;
-  p += 2;
-  if (state)
-    *state = *p;
-  /* Fields after ") " start at 3 (state); starttime is field 22. */
-  for (int field = 3; field < 22 && p; field++)
-    {
-      p = strchr (p, ' ');
-      if (p)
-        p++;
-    }
-  if (p == NULL)
-    return -EIO;
-  if (start_time)
-    *start_time = strtoull (p, NULL, 10);
-  return 0;
-}
-
 /* True when pid is alive (not a zombie) and started at start_time. */
 static bool
 pid_matches (pid_t pid, unsigned long long start_time)

@@ -161,13 +161,13 @@ int brig_state_stage (int dirfd, const struct brig_state_file *st, brig_error *e
 int brig_state_commit (int dirfd, brig_error *err);
 
 /* The ownership record (ROOT/ID/made, see above). */
-#define BRIG_STATE_RECORD "made"
+#define BRIG_STATE_RECORD BRIG_CGROUP_RECORD_FILE
 /* The config as created (ROOT/ID/config.json). create writes it once every
  * cgroup directory exists and the record says which ones it made (after
  * the record's last rewrite, before the clone): present, it tells delete
  * that the record's `made` lines are final even without an init line
  * (docs/cgroups.md "Ownership"). */
-#define BRIG_STATE_CONFIG "config.json"
+#define BRIG_STATE_CONFIG BRIG_CGROUP_SETTLED_FILE
 /* Write text as the record (one write, before anything it names exists);
  * keep != NULL: the fd stays open there, for add_init. */
 int brig_state_record_write (int dirfd, const char *text, int *keep, brig_error *err);
@@ -201,9 +201,5 @@ char *brig_state_now (void);
 /* sec.nsec since the epoch as RFC 3339 in UTC, "2026-12-01T18:03:21.800651409Z",
  * computed without the time zone machinery of libc (malloc'd). */
 char *brig_state_format_time (int64_t sec, long nsec);
-
-/* Read state ('R', 'S', 'Z', ...) and start time of pid from /proc/PID/stat;
- * 0 or -errno. */
-int brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time);
 
 #endif

@@ -75,6 +75,14 @@ int rootfs_mount_fs (struct rootfs_ctx *c, const char *source, const char *dest,
 int rootfs_bind_path (struct rootfs_ctx *c, const char *src, int target_fd, bool recursive,
                       const struct brig_mount_options *o, brig_error *err);
 
+/* Attach the detached tree onto target (name NULL), or onto name in the
+ * directory target, with o's attributes, idmapping (userns_fd >= 0) and
+ * propagation; 0 or -errno (rootfs/mount.c). */
+int rootfs_attach_tree (int tree, int target, const char *name,
+                        const struct brig_mount_options *o, int userns_fd);
+/* The propagation changes of o on the mount mount_fd; 0 or -errno. */
+int rootfs_apply_propagation (int mount_fd, const struct brig_mount_options *o);
+
 /* rootfs_bind_path from the object src_fd refers to (an O_PATH fd of the
  * source, opened once); name is the source for errors. */
 int rootfs_bind_fd (struct rootfs_ctx *c, int src_fd, const char *name, int target_fd,

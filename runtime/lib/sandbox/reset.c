@@ -29,18 +29,6 @@
 #include "utils.h"
 
 void
-reset_check_add (struct brig_reset_report *rep, const char *name, bool ok, char *detail)
-{
-  rep->checks = xrealloc (rep->checks, (rep->n + 1) * sizeof *rep->checks);
-  rep->checks[rep->n++] = (struct brig_reset_check) { .name = xstrdup (name), .ok = ok,
-                                                      .detail = ok ? NULL : detail };
-  if (ok)
-    free (detail);
-  if (!ok)
-    rep->ok = false;
-}
-
-void
 brig_reset_report_free (struct brig_reset_report *rep)
 {
   if (rep == NULL)

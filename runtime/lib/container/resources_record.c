@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup/record.h"
+#include "container/resources_record.h"
 #include "utils.h"
 
 #define SWAP(a, b)                                                                            \

@@ -1,6 +1,6 @@
 /* The resources in force, kept in the container's saved config.json. */
-#ifndef BRIG_CGROUP_RECORD_H
-#define BRIG_CGROUP_RECORD_H
+#ifndef BRIG_RESOURCES_RECORD_H
+#define BRIG_RESOURCES_RECORD_H
 
 #include "error.h"
 #include "ocispec.h"
