@@ -8,7 +8,7 @@
 
 #include "container/cgroup_ops.h"
 #include "container/resources_record.h"
-#include "sandbox/check.h"
+#include "container/extension.h"
 #include "container/state.h"
 #include "utils.h"
 
@@ -94,10 +94,14 @@ update_policy (const struct brig_context *ctx, const brig_container *c, const oc
                brig_error *err)
 {
   oci_config *cfg = NULL;
-  int r = brig_container_config (c, &cfg, err);
+  int r;
+
+  if (BRIG_EXT_HOOK (update_check) == NULL)
+    return 0;
+  r = brig_container_config (c, &cfg, err);
   if (r < 0)
     return r;
-  r = brig_policy_update_check (ctx->policy, cfg, res, err);
+  r = brig_ext->update_check (ctx, cfg, res, err);
   oci_config_free (cfg);
   return r;
 }
@@ -133,8 +137,8 @@ update (const struct brig_context *ctx, const char *id, const oci_resources *res
   if (c->status == BRIG_STATUS_STOPPED || c->status == BRIG_STATUS_CREATING)
     return brig_error_set (err, 0, "container \"%s\" is not running (%s)", id,
                            brig_status_name (c->status));
-  /* The node policy judges the limits as they would be after the update,
-   * as exec is judged: before the cgroup is touched. */
+  /* An extension (the node policy) judges the limits as they would be
+   * after the update, as exec is judged: before the cgroup is touched. */
   r = update_policy (ctx, c, res, err);
   if (r < 0)
     return r;

@@ -31,9 +31,6 @@
 #include "process/procattr.h"
 #include "process/process.h"
 #include "rootfs/rootfs.h"
-#include "sandbox/check.h"
-#include "sandbox/egress.h"
-#include "sandbox/reset_internal.h"
 #include "container/state.h"
 #include "sync.h"
 #include "process/terminal.h"
@@ -79,7 +76,7 @@ state_json_for_hooks (struct create_ctx *c, enum brig_status status)
 }
 
 void
-create_fill_state (struct create_ctx *c)
+create_fill_state (struct create_ctx *c, struct brig_ext_state *old)
 {
   c->st.id = xstrdup (c->o->id);
   c->st.bundle = xstrdup (c->bundle);
@@ -103,14 +100,11 @@ create_fill_state (struct create_ctx *c)
       free (c->st.freeze_file);
       c->st.freeze_file = brig_cgroup_freeze_file (c->cg);
     }
-  if (c->egress)
-    c->st.egress = brig_egress_state (c->egress, brig_cgroup_unified_dir (c->cg));
-  if (c->userns_auto)
-    c->st.userns = brig_userns_auto_state (&c->userns);
-  if (c->ephemeral.mode != BRIG_EPHEMERAL_OFF)
+  if (BRIG_EXT_HOOK (create_state))
     {
-      _cleanup_free_ char *dir = xasprintf ("%s/%s", c->ctx->state_root, c->o->id);
-      c->st.ephemeral = brig_ephemeral_state (&c->ephemeral, dir);
+      struct brig_ext_create_info info;
+      create_ext_info (c, &info);
+      c->st.ext = brig_ext->create_state (&info, c->ext, old);
     }
 }
 
@@ -315,8 +309,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1, -1, -1 },
     .stdio_fd = c->stdio_fd,
-    .seccomp = c->seccomp, .ephemeral = &c->ephemeral, .ephemeral_dir = c->ephemeral_dir,
-    .rootfs_tree = -1,
+    .seccomp = c->seccomp, .rootfs_tree = -1,
   };
   unsigned long newf = c->ns.new_flags & ~(unsigned long) CLONE_NEWTIME;
   /* v1 hierarchies joined by the child itself, before the clone's fd */
@@ -339,7 +332,7 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     }
   a.new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
   a.made_userns = (newf & CLONE_NEWUSER) != 0;
-  a.hook_sync = create_has_hooks (c->cfg->hooks);
+  a.hook_sync = brig_hooks_before_process (c->cfg->hooks);
   a.new_netns = (newf & CLONE_NEWNET) != 0;
   netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
   a.seccomp_early = c->seccomp && c->cfg->process && !c->cfg->process->no_new_privileges;
@@ -369,14 +362,16 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
       a.go_late = !(newf & CLONE_NEWUSER);
     }
 
-  /* run.brig.userns=auto: the rootfs as the container's range sees it */
-  if (c->userns_auto && (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS))
+  /* an extension's root: an idmapped tree, a layer over root.path */
+  if (BRIG_EXT_HOOK (create_rootfs))
     {
-      a.rootfs_tree = brig_userns_auto_rootfs_tree (c->rootfs, &c->userns, err);
-      if (a.rootfs_tree < 0)
+      struct brig_ext_create_info info;
+      create_ext_info (c, &info);
+      r = brig_ext->create_rootfs (&info, c->ext, &a.rootfs_tree, &a.root_layer, err);
+      if (r < 0)
         {
           brig_cgroup_self_close (c->cg, &a.cg_self);
-          return a.rootfs_tree;
+          return r;
         }
     }
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -651,12 +646,11 @@ create_ctx_free (struct create_ctx *c)
     close (c->dirfd);
   if (c->record_fd >= 0)
     close (c->record_fd);
-  free (c->ephemeral_dir);
-  brig_userns_auto_clear (&c->userns);
   brig_notify_close (&c->notify);
   brig_ns_plan_clear (&c->ns);
   brig_netdev_free (c->netdevs);
-  brig_egress_policy_free (c->egress);
+  if (c->ext && BRIG_EXT_HOOK (create_free))
+    brig_ext->create_free (c->ext);
   if (c->cg)
     brig_cgroup_free (c->cg);
   brig_seccomp_free (c->seccomp);
@@ -684,8 +678,8 @@ create_common (struct create_ctx *c, brig_error *err)
 {
   _cleanup_close_ int exec_fd = -1, child_console = -1;
   struct brig_cgroup_config cgc;
+  struct brig_ext_create_info info;
   const oci_process *p;
-  bool shared;
   int r;
 
   ensure_stdio ();
@@ -708,15 +702,12 @@ create_common (struct create_ctx *c, brig_error *err)
   if (r < 0)
     return brig_error_wrap (err, "invalid configuration");
   p = c->cfg->process;
-  r = create_cgroup_shared (c->cfg, &shared, err);
+  r = create_cgroup_shared (c->cfg, &c->shared_cgroup, err);
   if (r < 0)
     return r;
-  /* The programs would filter the foreign processes too, and stay attached
-   * to a cgroup brig never removes. */
-  if (shared && c->egress)
-    return brig_error_set (err, 0, "annotation " BRIG_EGRESS_KEY ": cannot be applied to a "
-                           "cgroup shared with other processes (annotation "
-                           BRIG_CGROUP_SHARED_ANNOTATION "=true)");
+  create_ext_info (c, &info);
+  if (BRIG_EXT_HOOK (create_check) && (r = brig_ext->create_check (&info, c->ext, err)) < 0)
+    return r;
 
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p
       && (r = brig_notify_check_host (c->ctx->notify_socket, err)) < 0)
@@ -725,27 +716,9 @@ create_common (struct create_ctx *c, brig_error *err)
   r = brig_state_claim (c->ctx, c->o->id, &c->dirfd, err);
   if (r < 0)
     return r;
-  if (c->userns_auto)
-    {
-      /* recorded in the state directory: freed with it, by delete */
-      uint32_t base;
-      r = brig_userns_auto_alloc (&c->userns.from, c->ctx->state_root, c->o->id, c->dirfd,
-                                  &base, err);
-      if (r < 0)
-        return r;
-      brig_userns_auto_apply (c->cfg, base, &c->userns);
-    }
-  if (c->ephemeral.mode == BRIG_EPHEMERAL_DISK)
-    {
-      r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err);
-      if (r < 0)
-        return r;
-      /* absolute: the init opens it by path, in its own mount namespace */
-      _cleanup_free_ char *root = realpath (c->ctx->state_root, NULL);
-      if (root == NULL)
-        return brig_error_errno (err, "state root %s", c->ctx->state_root);
-      c->ephemeral_dir = xasprintf ("%s/%s/" BRIG_EPHEMERAL_DIR, root, c->o->id);
-    }
+  info.dirfd = c->dirfd;
+  if (BRIG_EXT_HOOK (create_claimed) && (r = brig_ext->create_claimed (&info, c->ext, err)) < 0)
+    return r;
   if (c->ctx->notify_socket && *c->ctx->notify_socket && p)
     {
       /* run binds the socket before the process can send; create leaves
@@ -763,7 +736,7 @@ create_common (struct create_ctx *c, brig_error *err)
     .systemd = c->ctx->systemd_cgroup,
     .rootless = c->rootless,
     .annotations = c->cfg->annotations,
-    .shared = shared,
+    .shared = c->shared_cgroup,
     .no_cgroup_mount = !brig_config_mounts_type (c->cfg, "cgroup"),
     .realtime_policy = brig_procattr_realtime_policy (c->cfg->process),
     .before_make = record_cgroup,
@@ -772,9 +745,8 @@ create_common (struct create_ctx *c, brig_error *err)
   r = brig_cgroup_create (&cgc, &c->cg, err);
   if (r < 0)
     return r;
-  /* before any process of the container exists in the cgroup */
-  if (c->egress && (brig_cgroup_unified_dir (c->cg) || !create_egress_held_by_netns (c))
-      && (r = brig_egress_apply (c->egress, brig_cgroup_unified_dir (c->cg), err)) < 0)
+  info.cg = c->cg;
+  if (BRIG_EXT_HOOK (create_cgroup) && (r = brig_ext->create_cgroup (&info, c->ext, err)) < 0)
     return r;
   {
     /* The directory is new and nobody reads config.json before state.json
@@ -793,7 +765,7 @@ create_common (struct create_ctx *c, brig_error *err)
    * once it is gone; delete finds the cgroup in the ownership record
    * (written before the first directory was made), as it would have from a
    * first pid-less state.json. */
-  create_fill_state (c);
+  create_fill_state (c, NULL);
   if (c->mode == MODE_CREATE)
     {
       r = create_listen_exec_socket (c->dirfd, &exec_fd, err);
@@ -822,9 +794,9 @@ create_common (struct create_ctx *c, brig_error *err)
     explain_init_death (c, err);
   if (r < 0)
     return r;
-  /* Only for containers that opted in (sandbox/reset_internal.h). */
-  if (c->reset_opt_in)
-    brig_reset_pin (c->dirfd, c->cfg, &c->ns, c->pid, true);
+  info.pid = c->pid;
+  if (BRIG_EXT_HOOK (create_started))
+    brig_ext->create_started (&info, c->ext);
   r = brig_state_commit (c->dirfd, err);
   if (r < 0)
     return r;

@@ -10,16 +10,13 @@
 
 #include "cgroup/cgroup.h"
 #include "container/container.h"
+#include "container/extension.h"
 #include "context.h"
 #include "error.h"
 #include "namespaces.h"
 #include "process/netdev.h"
 #include "container/sdnotify.h"
 #include "ocispec.h"
-#include "sandbox/check.h"
-#include "sandbox/egress.h"
-#include "sandbox/ephemeral.h"
-#include "sandbox/userns_auto.h"
 #include "seccomp/seccomp.h"
 #include "container/state.h"
 
@@ -48,39 +45,25 @@ struct create_ctx {
   pid_t pid;                /* the init */
   int pidfd;                /* of the init */
   brig_netdevs *netdevs;    /* linux.netDevices moved in */
-  brig_egress_policy *egress; /* run.brig.egress, NULL without */
-  struct brig_policy_create policy; /* the node policy, loaded once */
-  struct brig_ephemeral ephemeral; /* run.brig.rootfs.ephemeral */
-  char *ephemeral_dir;      /* the disk layer's directory, or NULL */
   struct brig_notify notify;/* run: the sd_notify relay (notify.h) */
   struct brig_state_file st;
-  bool reset_opt_in;        /* run.brig.reset and the other sandbox keys:
-                               pin what a later reset reuses */
   int stdio_fd;             /* the init's stdin, stdout and stderr instead of
                                brig's, or -1 (reset: /dev/null) */
   bool reset;               /* brig reset: saved config, existing state and
                                cgroup (container/respawn.c) */
-  bool userns_auto;         /* run.brig.userns=auto (sandbox/userns_auto.h) */
-  struct brig_userns_auto userns; /* its range, once taken */
+  bool shared_cgroup;       /* run.brig.cgroup.shared=true */
+  struct brig_ext_create *ext; /* the extension's record (container/extension.h) */
   int init_closes[2];       /* the caller's fds the init closes first, -1:
                                none (reset: brig's own network namespace and
                                the pinned one, held around the clone) */
 };
 
-/* True when the config has hooks the init must wait for (prestart,
- * createRuntime, createContainer, startContainer). */
-bool create_has_hooks (const oci_hooks *h);
-
 /* Read the bundle's config.json and resolve the bundle and rootfs paths. */
 int create_load_bundle (struct create_ctx *c, brig_error *err);
 
 /* Everything that can be checked before touching the system; also builds
- * the namespace plan, the egress policy and the seccomp program. */
+ * the namespace plan and the seccomp program, and asks the extension. */
 int create_validate_config (struct create_ctx *c, brig_error *err);
-
-/* run.brig.egress that the container's own empty network namespace holds
- * without cgroup programs (see container/validate.c). */
-bool create_egress_held_by_netns (const struct create_ctx *c);
 
 /* run.brig.cgroup.shared: "true" or "false", anything else is refused. */
 int create_cgroup_shared (const oci_config *cfg, bool *shared, brig_error *err);
@@ -104,8 +87,20 @@ void create_ctx_undo (struct create_ctx *c);
  * child, if any. */
 void create_kill_init (struct create_ctx *c);
 
-/* Fill c->st from the config, the cgroup and the sandbox settings. */
-void create_fill_state (struct create_ctx *c);
+/* What the extension is shown of c (container/extension.h). */
+static inline void
+create_ext_info (const struct create_ctx *c, struct brig_ext_create_info *info)
+{
+  *info = (struct brig_ext_create_info) {
+    .ctx = c->ctx, .id = c->o->id, .cfg = c->cfg, .bundle = c->bundle, .rootfs = c->rootfs,
+    .ns = &c->ns, .rootless = c->rootless, .reset = c->reset, .shared_cgroup = c->shared_cgroup,
+    .dirfd = c->dirfd, .cg = c->cg, .pid = c->pid,
+  };
+}
+
+/* Fill c->st from the config, the cgroup and the extension's record (old:
+ * the state before, for a reset, else NULL). */
+void create_fill_state (struct create_ctx *c, struct brig_ext_state *old);
 
 /* Bind and listen on the exec socket the init waits on for `start`. */
 int create_listen_exec_socket (int dirfd, int *fd, brig_error *err);

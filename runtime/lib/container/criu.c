@@ -15,12 +15,9 @@
 
 #include "cgroup/cgroup.h"
 #include "container/criu.h"
-#include "sandbox/egress.h"
-#include "sandbox/ephemeral.h"
-#include "sandbox/userns_auto.h"
+#include "container/extension.h"
 #include "log.h"
 #include "ocispec.h"
-#include "sandbox/check.h"
 #include "container/state.h"
 #include "utils.h"
 
@@ -513,20 +510,9 @@ restore_into (const struct brig_context *ctx, const struct brig_restore_opts *o,
   bool rootless = ctx->rootless == 1 || (ctx->rootless == -1 && geteuid () != 0);
   int r;
 
-  /* criu's restored sockets would start outside any policy: fail closed */
-  if (brig_egress_requested (b->cfg->annotations))
-    return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_EGRESS_KEY ": not supported by restore");
-  /* criu would restore onto the bundle's rootfs itself, which the layer
-   * promises never to write: fail closed */
-  {
-    const char *eph = oci_map_get (b->cfg->annotations, BRIG_EPHEMERAL_KEY);
-    if (eph && strcmp (eph, "false") != 0)
-      return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_EPHEMERAL_KEY ": not supported by restore");
-  }
-  /* criu makes the user namespace itself, as root, with the config's ids:
-   * not the range of its own the annotation promises */
-  if (oci_map_get (b->cfg->annotations, BRIG_USERNS_KEY))
-    return brig_error_say (err, EOPNOTSUPP, "annotation " BRIG_USERNS_KEY ": not supported by restore");
+  /* what criu restores an extension could not hold: fail closed */
+  if (BRIG_EXT_HOOK (restore_check) && (r = brig_ext->restore_check (b->cfg, err)) < 0)
+    return r;
   cgc = (struct brig_cgroup_config) {
     .id = o->id,
     .cgroups_path = b->cfg->linux ? b->cfg->linux->cgroups_path : NULL,
@@ -635,9 +621,9 @@ brig_container_restore (const struct brig_context *ctx, const struct brig_restor
   r = restore_bundle_load (o->bundle, &b, err);
   if (r < 0)
     goto out_nostate;
-  /* Restore makes a container from a bundle too: the node policy holds. */
-  r = brig_policy_enforce (ctx->policy, b.cfg, b.dir, err);
-  if (r < 0)
+  /* Restore makes a container from a bundle too: an extension (the node
+   * policy) judges it as it judges create. */
+  if (BRIG_EXT_HOOK (restore_begin) && (r = brig_ext->restore_begin (ctx, b.cfg, b.dir, err)) < 0)
     goto out_nostate;
   if (b.cfg->process && b.cfg->process->has_terminal && b.cfg->process->terminal)
     {

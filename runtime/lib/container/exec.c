@@ -53,8 +53,7 @@
 #include "namespaces.h"
 #include "process/procattr.h"
 #include "process/process.h"
-#include "sandbox/check.h"
-#include "sandbox/egress.h"
+#include "container/extension.h"
 #include "seccomp/seccomp.h"
 #include "container/state.h"
 #include "sync.h"
@@ -841,7 +840,7 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   oci_config *cfg = NULL;
   oci_process *owned = NULL;
   const oci_process *p = NULL;
-  struct brig_policy_exec pe = { .found = false };
+  struct brig_ext_exec *xe = NULL;
   struct brig_tenancy ten = { 0, BRIG_TENANCY_OPEN };
   _cleanup_free_ char *had = NULL;
   brig_seccomp *sc = NULL;
@@ -891,29 +890,17 @@ brig_exec (const struct brig_context *ctx, const struct brig_exec_opts *o, int *
   if (r < 0)
     return r;
   had = brig_exec_caps_of (cfg->process);
-  /* The node policy: the container's own findings first (load_process
-   * changes cfg->process), then what the exec'd process adds. */
-  r = brig_policy_exec_begin (ctx->policy, cfg, &pe, err);
-  if (r < 0)
+  /* An extension judges the container's config before load_process
+   * changes cfg->process, then the process this exec runs. */
+  if (BRIG_EXT_HOOK (exec_begin) && (r = brig_ext->exec_begin (ctx, cfg, &xe, err)) < 0)
     goto out;
   r = load_process (o, cfg, &owned, &p, err);
   if (r < 0)
     goto out;
-  r = brig_policy_exec_check (&pe, cfg, p, err);
-  if (r < 0)
+  if (BRIG_EXT_HOOK (exec_check)
+      && (r = brig_ext->exec_check (xe, c->st.ext, c->st.pid, c->st.new_pidns, cfg, p,
+                                    o->process_path, err)) < 0)
     goto out;
-  /* The egress policy holds exec's process only as create held the
-   * config's: the same judgement of its capabilities, with or without a
-   * node policy (issue #22 item 5). */
-  if (c->st.egress)
-    {
-      _cleanup_free_ char *field = o->process_path
-        ? xasprintf ("exec --process %s: process.capabilities", o->process_path)
-        : xstrdup ("exec --cap");
-      r = brig_egress_check_exec (c->st.pid, c->st.new_pidns, p->capabilities, field, err);
-      if (r < 0)
-        goto out;
-    }
   r = brig_terminal_check_mode (p->terminal, o->detach, o->console_socket, err);
   if (r < 0)
     goto out;
@@ -1046,7 +1033,8 @@ out:
   brig_seccomp_free (sc);
   if (owned)
     oci_process_free (owned);
-  brig_policy_exec_clear (&pe);
+  if (xe && BRIG_EXT_HOOK (exec_free))
+    brig_ext->exec_free (xe);
   oci_config_free (cfg);
   return r;
 }

@@ -11,10 +11,6 @@
 #include "process/groups.h"
 #include "seccomp/seccomp.h"
 #include "rootfs/mounts.h"
-#include "sandbox/egress.h"
-#include "sandbox/ephemeral.h"
-#include "sandbox/reset_internal.h"
-#include "sandbox/userns_auto.h"
 #include "utils.h"
 
 static char **
@@ -76,15 +72,6 @@ brig_features_build (oci_features **out, brig_error *err)
       = strv_new (unsafe, BRIG_ARRAY_SIZE (unsafe),
                   &f->potentially_unsafe_config_annotations_len);
   }
-  /* the sandbox layer's config annotations (docs/sandbox.md) */
-  oci_map_set (&f->annotations, BRIG_EGRESS_KEY, "none|public|allowlist");
-  oci_map_set (&f->annotations, BRIG_EGRESS_ALLOW_KEY, "CIDR[:port],hostname[:port],...");
-  oci_map_set (&f->annotations, BRIG_EGRESS_DENY_KEY, "CIDR,...");
-  oci_map_set (&f->annotations, BRIG_EGRESS_HOSTNET_KEY, "true|false");
-  oci_map_set (&f->annotations, BRIG_EPHEMERAL_KEY, "true|false");
-  oci_map_set (&f->annotations, BRIG_USERNS_KEY, "auto");
-  oci_map_set (&f->annotations, BRIG_EPHEMERAL_SIZE_KEY, "BYTES[k|m|g]|disk");
-  oci_map_set (&f->annotations, BRIG_RESET_KEY, "true|false");
 
   l->namespaces = strv_new (namespaces, BRIG_ARRAY_SIZE (namespaces), &l->namespaces_len);
   l->capabilities = brig_caps_known (&l->capabilities_len);

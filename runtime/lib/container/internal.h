@@ -9,6 +9,7 @@
 #include "container/container.h"
 #include "namespaces.h"
 #include "ocispec.h"
+#include "rootfs/rootfs.h"
 #include "seccomp/seccomp.h"
 
 /* Everything the init needs, prepared by the parent before clone. */
@@ -43,9 +44,9 @@ struct brig_init_args {
                                       (brig_cgroup_self_open); n == 0: none */
   brig_seccomp *seccomp;
   bool seccomp_early;
-  const struct brig_ephemeral *ephemeral; /* run.brig.rootfs.ephemeral */
-  const char *ephemeral_dir;   /* its disk layer's directory, or NULL */
-  int rootfs_tree;             /* run.brig.userns=auto: the idmapped rootfs
+  struct brig_root_layer root_layer; /* an extension's layer over root.path
+                                        (brig_rootfs_opts.layer), or none */
+  int rootfs_tree;             /* an extension's idmapped rootfs
                                   (brig_rootfs_opts.rootfs_tree), or -1 */
 };
 

@@ -1,8 +1,9 @@
 /* A new init for a container that exists: what create does from the
  * moment the state directory, the cgroup and the config exist (brig reset,
  * docs/sandbox.md "Reset"). The config is the one saved at create, never
- * the bundle's again; the cgroup, the egress programs on it and the
- * compiled seccomp filter (seccomp cache) are reused. */
+ * the bundle's again; the cgroup (and what an extension attached to it)
+ * and the compiled seccomp filter (seccomp cache) are reused. The extension
+ * acts at the same points as at create, told it is a reset. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -17,34 +18,6 @@
 #include "container/respawn.h"
 #include "log.h"
 #include "utils.h"
-
-/* The disk layer of run.brig.rootfs.ephemeral: emptied and made again
- * (the tmpfs layer comes new with the new mount namespace). */
-static int
-remake_disk_layer (struct create_ctx *c, brig_error *err)
-{
-  _cleanup_free_ char *root = NULL;
-  int r;
-
-  if (c->ephemeral.mode != BRIG_EPHEMERAL_DISK)
-    return 0;
-  r = brig_ephemeral_discard (c->dirfd);
-  /* What the walk could not remove (a file the tenant made immutable)
-   * stays in the layer, whose directories then still exist: the reset's
-   * rootfs.layer check judges what is there and fails the reset. */
-  if (r < 0 && faccessat (c->dirfd, BRIG_EPHEMERAL_DIR "/upper", F_OK, AT_SYMLINK_NOFOLLOW) == 0
-      && faccessat (c->dirfd, BRIG_EPHEMERAL_DIR "/work", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    brig_debug ("reset: empty the ephemeral layer: %s", strerror (-r));
-  else if (r < 0)
-    return brig_error_set (err, -r, "empty the ephemeral layer");
-  else if ((r = brig_ephemeral_make_disk (c->dirfd, c->cfg, err)) < 0)
-    return r;
-  root = realpath (c->ctx->state_root, NULL);
-  if (root == NULL)
-    return brig_error_errno (err, "state root %s", c->ctx->state_root);
-  c->ephemeral_dir = xasprintf ("%s/%s/" BRIG_EPHEMERAL_DIR, root, c->o->id);
-  return 0;
-}
 
 /* What prepare makes and the respawn uses: create's context with the
  * context and options it points to. */
@@ -81,19 +54,8 @@ brig_container_respawn_prepare (const struct brig_context *ctx, const char *id, 
     return brig_error_say (err, EINVAL, "process.terminal: a container with a terminal "
                            "cannot be reset (no console socket to hand it to)");
   /* The same checks as create, on the saved config: they build the
-   * namespace plan and the seccomp program (from the cache) again. The
-   * egress policy is not parsed again: its programs stay attached to the
-   * cgroup and its pinned addresses stay as create resolved them. */
-  int r = create_validate_config (c, err);
-  if (r < 0 || !c->userns_auto)
-    return r;
-  /* run.brig.userns=auto: the range create took stays the container's */
-  uint32_t base;
-  if ((r = brig_userns_auto_recorded (c->dirfd, &base)) < 0)
-    return brig_error_set (err, -r, "annotation " BRIG_USERNS_KEY "=auto: no id range "
-                           "recorded in the state directory");
-  brig_userns_auto_apply (c->cfg, base, &c->userns);
-  return 0;
+   * namespace plan and the seccomp program (from the cache) again. */
+  return create_validate_config (c, err);
 }
 
 void
@@ -135,12 +97,15 @@ respawn (struct create_ctx *c, struct brig_respawn *rs, brig_error *err)
       if (host_net < 0)
         return brig_error_errno (err, "open /proc/thread-self/ns/net");
     }
-  r = remake_disk_layer (c, err);
-  if (r < 0)
-    return r;
-  create_fill_state (c);
-  /* what create applied and resolved, kept */
-  c->st.egress = brig_steal_ptr (rs->old->egress);
+  if (BRIG_EXT_HOOK (create_claimed))
+    {
+      struct brig_ext_create_info info;
+      create_ext_info (c, &info);
+      if ((r = brig_ext->create_claimed (&info, c->ext, err)) < 0)
+        return r;
+    }
+  /* what create applied and resolved, the extension keeps */
+  create_fill_state (c, rs->old->ext);
   /* The old init's line goes: the record names one init, this one. */
   r = brig_state_record_drop_init (c->dirfd, err);
   if (r < 0)

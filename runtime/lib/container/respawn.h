@@ -1,6 +1,6 @@
-/* A new init for an existing container (brig reset): create's path from
- * the moment the state directory, cgroup and saved config exist. Not part
- * of libbrig's interface beyond runtime/lib/sandbox/reset.c. */
+/* A new init for an existing container: create's path from the moment the
+ * state directory, cgroup and saved config exist. The container layer's
+ * interface for the layers above it (brig reset, runtime/lib/sandbox/). */
 #ifndef BRIG_CONTAINER_RESPAWN_H
 #define BRIG_CONTAINER_RESPAWN_H
 
@@ -18,8 +18,9 @@ struct respawn_prep;
 struct brig_respawn {
   int dirfd;                   /* the container's locked state directory */
   brig_cgroup *cg;             /* its cgroup (kept, emptied by the caller) */
-  struct brig_state_file *old; /* the state before: bundle, rootfs, egress
-                                  (the egress state is moved to the new one) */
+  struct brig_state_file *old; /* the state before: bundle, rootfs, the
+                                  extension's record (which it may move to
+                                  the new one) */
   int netns_fd;                /* a network namespace to join, or -1: new */
   pid_t pid;                   /* out: the new init */
   unsigned long long start_time; /* out: its start time */

@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
-#include "sandbox/ephemeral.h"
-#include "sandbox/spec_sandbox.h"
 #include "seccomp/seccomp.h"
 #include "container/spec_default.h"
 #include "utils.h"
@@ -169,21 +167,6 @@ brig_spec_default (const struct brig_spec_opts *opts, oci_config **out, brig_err
   oci_error perr = { 0 };
   oci_config *c;
 
-  if (opts->sandbox)
-    {
-      int r = brig_spec_sandbox (opts->rootless || geteuid () != 0,
-                                 opts->userns_base ? opts->userns_base : BRIG_SANDBOX_USERNS_BASE,
-                                 out, err);
-      /* The overlay takes the read-only root's place: writes go to the
-       * layer, never to the image (a read-only root and the layer
-       * together are refused at create). */
-      if (r == 0 && opts->ephemeral)
-        {
-          oci_map_set (&(*out)->annotations, BRIG_EPHEMERAL_KEY, "true");
-          (*out)->root->readonly = false;
-        }
-      return r;
-    }
   c = oci_config_parse_data (default_config, sizeof default_config - 1,
                                          "default config", &perr);
   if (c == NULL)

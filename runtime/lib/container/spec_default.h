@@ -11,9 +11,6 @@
 struct brig_spec_opts {
   bool rootless;   /* a user namespace mapping the caller to root, no netns */
   bool hardened;   /* add brig's default seccomp profile */
-  bool sandbox;    /* the config for untrusted code (sandbox/spec_sandbox.h) */
-  uint32_t userns_base; /* sandbox: host id of container root (0: default) */
-  bool ephemeral;  /* sandbox: run.brig.rootfs.ephemeral=true, root writable */
 };
 
 /* Build the default config (as `runc spec` does, with brig's name). */

@@ -14,8 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
-#include "sandbox/ephemeral.h"
-#include "sandbox/userns_auto.h"
+#include "container/extension.h"
 #include "container/state.h"
 #include "utils.h"
 
@@ -149,12 +148,8 @@ brig_state_file_clear (struct brig_state_file *st)
   free (st->cgroup_manager);
   free (st->cgroup_path);
   free (st->freeze_file);
-  if (st->egress)
-    oci_free (&oci_egress_state_type, st->egress);
-  if (st->ephemeral)
-    oci_free (&oci_rootfs_state_type, st->ephemeral);
-  if (st->userns)
-    oci_free (&oci_userns_state_type, st->userns);
+  if (st->ext && BRIG_EXT_HOOK (state_free))
+    brig_ext->state_free (st->ext);
   if (st->annotations)
     {
       for (size_t i = 0; i < st->annotations->len; i++)
@@ -205,11 +200,10 @@ state_json (const struct brig_state_file *st, size_t *len)
     .start_hooks = st->start_hooks, .has_start_hooks = true,
     .no_process = st->no_process, .has_no_process = true,
     .shared_keyring = st->shared_keyring, .has_shared_keyring = st->shared_keyring,
-    .egress = st->egress,
-    .ephemeral = st->ephemeral,
-    .userns = st->userns,
   };
 
+  if (st->ext && BRIG_EXT_HOOK (state_save))
+    brig_ext->state_save (st->ext, &s);
   *len = 0;
   return oci_generate (&oci_brig_state_type, &s, false, len);
 }
@@ -284,9 +278,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->cgroup_manager = brig_steal_ptr (s->cgroup_manager);
   st->cgroup_path = brig_steal_ptr (s->cgroup_path);
   st->freeze_file = brig_steal_ptr (s->freeze_file);
-  st->egress = brig_steal_ptr (s->egress);
-  st->ephemeral = brig_steal_ptr (s->ephemeral);
-  st->userns = brig_steal_ptr (s->userns);
+  st->ext = BRIG_EXT_HOOK (state_load) ? brig_ext->state_load (s) : NULL;
   st->pid = (pid_t) s->pid;
   st->pid_start_time = s->pid_start_time;
   st->systemd_cgroup = s->systemd_cgroup;
@@ -685,17 +677,9 @@ brig_container_oci_state (const brig_container *c, int status)
   s->owner = xstrdup (c->st.owner ? c->st.owner : "");
   if (c->st.annotations && c->st.annotations->len > 0)
     s->annotations = map_dup (c->st.annotations);
-  if (c->st.egress || c->st.ephemeral || c->st.userns)
-    {
-      /* what the sandbox layer applied, beside runc's fields */
-      s->brig = xmalloc0 (sizeof *s->brig);
-      if (c->st.egress)
-        s->brig->egress = oci_copy (&oci_egress_state_type, c->st.egress);
-      if (c->st.ephemeral)
-        s->brig->rootfs = oci_copy (&oci_rootfs_state_type, c->st.ephemeral);
-      if (c->st.userns)
-        s->brig->userns = oci_copy (&oci_userns_state_type, c->st.userns);
-    }
+  /* what an extension applied, beside runc's fields */
+  if (c->st.ext && BRIG_EXT_HOOK (state_show))
+    brig_ext->state_show (c->st.ext, s);
   return s;
 }
 
@@ -794,13 +778,9 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
   struct dirent *de;
   int fd;
 
-  /* run.brig.userns=auto: the range goes back (every process of the
-   * container is dead by now) */
-  brig_userns_auto_free (ctx->state_root, id, dirfd);
-  /* The disk layer of run.brig.rootfs.ephemeral: a tree the tenant made. */
-  if ((fd = brig_ephemeral_discard (dirfd)) < 0)
-    return brig_error_set (err, -fd, "remove the ephemeral layer %s/%s/" BRIG_EPHEMERAL_DIR,
-                           ctx->state_root, id);
+  /* what an extension took in the directory (container/extension.h) */
+  if (BRIG_EXT_HOOK (state_remove) && (fd = brig_ext->state_remove (ctx, id, dirfd, err)) < 0)
+    return fd;
   /* The usual directory holds only the files every container has: remove
    * them by name and the directory with them. A directory listing costs a
    * 32 KiB buffer (page faults) and six calls more; it only runs when
@@ -822,8 +802,8 @@ brig_state_remove (const struct brig_context *ctx, const char *id, int dirfd, br
           continue;
         if (errno == EBUSY)
           {
-            /* brig reset's pinned network namespace: a bind mount on a
-             * file (sandbox/reset.c). */
+            /* a bind mount on a file: a namespace an extension pinned
+             * there (brig reset's network namespace) */
             char p[300];
             snprintf (p, sizeof p, "/proc/self/fd/%d/%s", dirfd, de->d_name);
             umount2 (p, MNT_DETACH | UMOUNT_NOFOLLOW);

@@ -64,9 +64,8 @@ struct brig_state_file {
   bool start_hooks;        /* brig_hooks_start_waits() of its config */
   bool no_process;         /* config.json has no process: start fails */
   bool shared_keyring;     /* created with --no-new-keyring: exec keeps the caller's */
-  oci_egress_state *egress;/* the egress policy applied (sandbox/egress.h), may be NULL */
-  oci_rootfs_state *ephemeral; /* the ephemeral rootfs layer (sandbox/ephemeral.h), may be NULL */
-  oci_userns_state *userns; /* run.brig.userns=auto's range (sandbox/userns_auto.h), may be NULL */
+  struct brig_ext_state *ext; /* the extension's record (container/extension.h),
+                                 opaque here; may be NULL */
 };
 
 /* One container, as loaded by brig_container_load. */

@@ -18,9 +18,6 @@
 #include "paths.h"
 #include "process/process.h"
 #include "rootfs/rootfs.h"
-#include "sandbox/check.h"
-#include "sandbox/pod.h"
-#include "sandbox/reset_internal.h"
 #include "process/sysctl.h"
 #include "process/terminal.h"
 #include "process/userns_default.h"
@@ -29,13 +26,6 @@
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
-
-bool
-create_has_hooks (const oci_hooks *h)
-{
-  return h && (h->prestart_len || h->create_runtime_len || h->create_container_len
-               || h->start_container_len);
-}
 
 /* The canonical absolute path of a directory opened as fd, as realpath(3)
  * would give it: the kernel's name of the fd (one readlink) rather than a
@@ -151,65 +141,6 @@ validate_hooks (const oci_hook *h, size_t n, const char *kind, brig_error *err)
         return brig_error_say (err, EINVAL, "hooks.%s[%zu].timeout: must be positive", kind, i);
     }
   return 0;
-}
-
-/* Whether the namespace of type t is the container's own rather than the
- * host's: new, or joined through a path that opens another namespace than
- * brig's or pid 1's (judged by inode, however the path is spelt). */
-static bool
-own_namespace (const struct brig_ns_plan *ns, enum brig_ns_type t)
-{
-  if (ns->new_flags & brig_ns_flag (t))
-    return true;
-  return ns->join_fd[t] >= 0 && !brig_ns_judged_host (ns->join_fd[t], t);
-}
-
-/* run.brig.egress=none needs no program where the kernel already holds it:
- * a network namespace brig makes has nothing but its loopback, and nothing
- * the config runs before the process (netDevices, hooks that could wire it
- * up) adds an interface. Used where no cgroup v2 directory can carry the
- * programs (rootless, pure v1). */
-bool
-create_egress_held_by_netns (const struct create_ctx *c)
-{
-  const oci_config *cfg = c->cfg;
-  const oci_hooks *h = cfg->hooks;
-
-  return c->egress->mode == BRIG_EGRESS_NONE && (c->ns.new_flags & CLONE_NEWNET)
-         && c->ns.join_fd[BRIG_NS_NET] < 0
-         && !(cfg->linux && cfg->linux->net_devices_len > 0) && !create_has_hooks (h);
-}
-
-/* Whether the container's user namespace (its own) will own its network
- * namespace: a new network namespace is made by it (or after joining it);
- * a joined one is judged by its owner's chain; a new user namespace owns
- * nothing that exists already. */
-static bool
-userns_owns_netns (const struct brig_ns_plan *ns)
-{
-  if (ns->new_flags & CLONE_NEWNET)
-    return true;
-  if (ns->join_fd[BRIG_NS_NET] < 0 || (ns->new_flags & CLONE_NEWUSER)
-      || ns->join_fd[BRIG_NS_USER] < 0)
-    return false;
-  return brig_egress_userns_owns (ns->join_fd[BRIG_NS_USER], ns->join_fd[BRIG_NS_NET]);
-}
-
-/* run.brig.egress: parse, resolve, and refuse what could bypass it. */
-static int
-validate_egress (struct create_ctx *c, brig_error *err)
-{
-  const oci_process *p = c->cfg->process;
-  struct brig_egress_ns ns = {
-    .own_userns = own_namespace (&c->ns, BRIG_NS_USER),
-    .own_pidns = (c->ns.new_flags & CLONE_NEWPID) != 0,
-    .owns_netns = userns_owns_netns (&c->ns),
-  };
-  int r = brig_egress_parse (c->cfg->annotations, own_namespace (&c->ns, BRIG_NS_NET),
-                             &c->egress, err);
-  if (r < 0)
-    return r;
-  return brig_egress_check_caps (p ? p->capabilities : NULL, &ns, "process.capabilities", err);
 }
 
 /* Everything that can be checked before touching the system. */
@@ -330,39 +261,16 @@ create_validate_config (struct create_ctx *c, brig_error *err)
   r = brig_netdev_validate (lx, &c->ns, err);
   if (r < 0)
     return r;
-  /* The node policy, before anything exists, on the config as written and
-   * the namespace fds the init will join (nothing opens those paths
-   * again); before any egress hostname is resolved, so a refused config
-   * sends no DNS query. reset: judged at create. */
-  if (!c->reset && (r = brig_policy_create_check (c->ctx->policy, cfg, c->bundle,
-                                                  c->ns.join_fd, &c->policy, err)) < 0)
-    return r;
-  /* A Kubernetes pod's annotations reach its pause container too (CRI
-   * passes them to every container of the pod), whose spec CRI makes with
-   * a read-only root and the default capabilities: the policy is for the
-   * pod's workload containers, each confined in its own cgroup, and the
-   * pause container runs the node's image, not the tenant's
-   * (docs/sandbox.md, "Pods through CRI"). Asked only when the annotation
-   * is there; brig_ephemeral_parse asks the same. reset: the policy create
-   * applied stays attached to the cgroup, with the addresses create
-   * resolved; nothing is resolved again. */
-  if (!c->reset && brig_egress_requested (cfg->annotations)
-      && !brig_pod_sandbox_container (cfg->annotations) && (r = validate_egress (c, err)) < 0)
-    return r;
-  /* and again on the addresses the hostnames were pinned to */
-  if (!c->reset && (r = brig_policy_create_check_pinned (&c->policy, cfg, c->ns.join_fd,
-                                                         c->egress, err)) < 0)
-    return r;
-  if (cfg->annotations && (r = brig_reset_opt_in (cfg->annotations, &c->reset_opt_in, err)) < 0)
-    return r;
-  r = brig_ephemeral_parse (cfg, &c->ephemeral, err);
-  if (r < 0)
-    return r;
-  if (cfg->annotations
-      && (r = brig_userns_auto_parse (cfg, (c->ns.new_flags & CLONE_NEWUSER) != 0, c->rootless,
-                                      c->ctx->userns_range, &c->userns_auto, &c->userns,
-                                      err)) < 0)
-    return r;
+  /* The extension last (container/extension.h), on a config the core
+   * accepts and the namespace fds the init will join. */
+  if (BRIG_EXT_HOOK (create_validate))
+    {
+      struct brig_ext_create_info info;
+      create_ext_info (c, &info);
+      r = brig_ext->create_validate (&info, &c->ext, err);
+      if (r < 0)
+        return r;
+    }
   if (lx && lx->seccomp)
     {
       _cleanup_free_ char *cache = brig_seccomp_cache_dir (c->ctx->state_root);

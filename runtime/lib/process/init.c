@@ -329,7 +329,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .console_fd = -1, .bundle = a->bundle,
                                  .cgroup_barrier = await_placement, .barrier_arg = s,
                                  .open_source = a->new_userns ? request_mount_source : NULL,
-                                 .ephemeral = a->ephemeral, .ephemeral_dir = a->ephemeral_dir,
+                                 .layer = a->root_layer,
                                  .rootfs_tree = a->rootfs_tree };
   _cleanup_close_ int rootfd = -1;
   __attribute__ ((cleanup (brig_rootfs_procfs_clear))) struct brig_rootfs_procfs procfs

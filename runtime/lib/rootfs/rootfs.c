@@ -525,8 +525,8 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     goto out;
   if (opts && opts->rootfs_tree >= 0)
     {
-      /* run.brig.userns=auto: the files as the container's own range sees
-       * them, in place of the self-bind (and under the ephemeral layer) */
+      /* an extension's idmapped tree: the files as the container's own
+       * id range sees them, in place of the self-bind (and under a layer) */
       _cleanup_close_ int at = open (c.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (at < 0 || (r = brig_move_mount_to_fd (opts->rootfs_tree, at)) < 0)
         {
@@ -535,11 +535,11 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
           goto out;
         }
     }
-  if (opts && opts->ephemeral && opts->ephemeral->mode != BRIG_EPHEMERAL_OFF)
+  if (opts && opts->layer.mount)
     {
-      /* The overlay is the new root's mount, as the self-bind would be;
+      /* The layer is the new root's mount, as the self-bind would be;
        * every config mount below lands on top of it. */
-      r = brig_ephemeral_mount (c.rootfs, opts->ephemeral, opts->ephemeral_dir, opts->userns, err);
+      r = opts->layer.mount (opts->layer.data, c.rootfs, opts->userns, err);
       if (r < 0)
         goto out;
     }

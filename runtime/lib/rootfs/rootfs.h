@@ -12,8 +12,15 @@
 
 #include "error.h"
 #include "ocispec.h"
-#include "sandbox/ephemeral.h"
 #include "sync.h"
+
+/* A layer the init mounts over root.path in place of its self-bind (an
+ * extension's, container/extension.h),
+ * with the rootfs's host path; mount NULL: none. */
+struct brig_root_layer {
+  int (*mount) (const void *data, const char *rootfs, bool userns, brig_error *err);
+  const void *data;
+};
 
 /* The config's readonlyPaths and maskedPaths under /proc mapped into every
  * other procfs mount of the container (rootfs/procfs.c): in-container
@@ -46,11 +53,8 @@ struct brig_rootfs_opts {
    * more than once. */
   int (*cgroup_barrier) (void *arg, brig_error *err);
   void *barrier_arg;
-  /* NULL, or run.brig.rootfs.ephemeral: the rootfs is an overlay over
-   * root.path instead of its self-bind (sandbox/ephemeral.h); its disk
-   * layer's directory, or NULL. */
-  const struct brig_ephemeral *ephemeral;
-  const char *ephemeral_dir;
+  /* A layer mounted over root.path instead of its self-bind, or none. */
+  struct brig_root_layer layer;
   /* NULL, or where rootfs_prepare leaves its O_PATH fd of the rootfs once
    * every mount is in place (the caller closes it; rootfs_pivot and
    * rootfs_finalize take it instead of opening the root again). */
@@ -60,7 +64,8 @@ struct brig_rootfs_opts {
    * procfs the mounts made (the caller clears it). */
   struct brig_rootfs_procfs *procfs_out;
   /* >= 0: a detached tree of root.path the parent idmapped
-   * (run.brig.userns=auto), attached in place of the self-bind */
+   * (an extension's, container/extension.h), attached in place of the
+   * self-bind */
   int rootfs_tree;
 };
 

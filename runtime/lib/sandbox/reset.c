@@ -23,6 +23,7 @@
 #include "log.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/extension.h"
 #include "sandbox/reset_internal.h"
 #include "container/state.h"
 #include "container/tenancy.h"
@@ -517,7 +518,7 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
    * still runs on the new init) and the peaks the tenant left. */
   brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
   /* the egress policy's denials were the old tenant's (`events --stats`) */
-  if (c->st.egress && brig_egress_reset_counters (brig_cgroup_unified_dir (x->cg), err) < 0)
+  if (c->st.ext && c->st.ext->egress && brig_egress_reset_counters (brig_cgroup_unified_dir (x->cg), err) < 0)
     {
       why = xstrdup (err->msg ? err->msg : "the egress denial counters were not emptied");
       brig_error_clear (err);
