@@ -102,10 +102,18 @@ create_ext_info (const struct create_ctx *c, struct brig_ext_create_info *info)
  * the state before, for a reset, else NULL). */
 void create_fill_state (struct create_ctx *c, struct brig_ext_state *old);
 
+/* The state JSON of the container being made, with the given status and
+ * the init's pid (for hooks and the seccomp agent). */
+char *create_state_json (struct create_ctx *c, enum brig_status status);
+
+/* Close what the caller leaked to brig beyond stdio and preserve_fds. */
+void create_close_inherited_fds (int preserve_fds);
+
 /* Bind and listen on the exec socket the init waits on for `start`. */
 int create_listen_exec_socket (int dirfd, int *fd, brig_error *err);
 
-/* Clone the init and drive it through the sync protocol until READY. */
+/* Clone the init and drive it through the handshake until READY
+ * (container/spawn.c). */
 int create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_error *err);
 
 #endif

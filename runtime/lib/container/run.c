@@ -14,7 +14,7 @@
 #include "log.h"
 #include "container/sdnotify.h"
 #include "seccomp/seccomp.h"
-#include "sync.h"
+#include "process/handshake.h"
 #include "process/terminal.h"
 #include "utils.h"
 
@@ -30,42 +30,126 @@ relay_notify (void *arg)
   return r == 0;
 }
 
+/* create up to READY, then the init's execve (EOF on the handshake, or its
+ * error), and the pty's master when brig proxies it. */
+static int
+run_start (struct create_ctx *c, int *master, brig_error *err)
+{
+  int r = create_common (c, err);
+  const oci_hooks *h = r == 0 ? c->cfg->hooks : NULL;
+
+  /* startContainer hooks come first and have timeouts of their own. */
+  if (r == 0 && c->cfg->process && brig_seccomp_uses_notify (c->seccomp)
+      && !(h && h->start_container_len > 0))
+    r = brig_seccomp_await_process (c->sync_fd, c->cfg->linux->seccomp, err);
+  if (r == 0)
+    r = brig_hs_parent_await_exec (c->sync_fd, err);
+  if (r == 0 && c->console_fd >= 0)
+    {
+      r = brig_terminal_recv_master (c->console_fd, master, err);
+      if (r < 0)
+        brig_error_wrap (err, "receive the container's terminal");
+    }
+  return r;
+}
+
+/* What a foreground run keeps of create's context for its end. */
+struct run_end {
+  struct brig_notify notify;
+  pid_t pid;
+  unsigned long long start;
+  bool poststop;
+  int own_dirfd;       /* the state directory and cgroup kept for the */
+  brig_cgroup *own_cg; /* delete at the end, or -1 / NULL: read again */
+};
+
+/* The running container handed over: unlocked, its poststart hooks run,
+ * sd_notify relayed (run --detach); create's context freed, but for what
+ * the end of the run needs. */
+static int
+run_hand_over (struct create_ctx *c, bool detach, bool keep, struct run_end *e,
+               brig_error *err)
+{
+  int r = 0;
+
+  /* Other commands (kill, state, exec) may act on it from now on. */
+  flock (c->dirfd, LOCK_UN);
+  if (c->cfg->hooks && c->cfg->hooks->poststart_len)
+    {
+      brig_container bc = { .id = (char *) c->o->id, .dirfd = c->dirfd, .st = c->st,
+                            .status = BRIG_STATUS_RUNNING, .pidfd = c->pidfd };
+      r = brig_container_poststart (c->cfg->hooks, &bc, err);
+    }
+  /* As runc: run --detach returns once the process said READY=1 (or
+   * exited); a foreground run relays from its proxy loop, as the unit's
+   * main process itself. */
+  if (r == 0 && detach)
+    brig_notify_relay (&c->notify, c->pid, c->pidfd);
+  e->notify = c->notify;
+  c->notify.fd = c->notify.host_fd = -1;
+  e->pid = c->pid;
+  e->start = c->st.pid_start_time;
+  e->poststop = c->cfg->hooks && c->cfg->hooks->poststop_len;
+  /* The foreground run deletes its container at the end: it keeps what
+   * that needs, instead of reading state.json and the record again. */
+  e->own_dirfd = -1;
+  e->own_cg = NULL;
+  if (r == 0 && !detach && !keep && !e->poststop)
+    {
+      e->own_dirfd = brig_steal_fd (c->dirfd);
+      e->own_cg = brig_steal_ptr (c->cg);
+    }
+  create_ctx_free (c);
+  return r;
+}
+
+/* The foreground: proxy the terminal and signals, relay sd_notify, wait
+ * for the process; then delete the container (unless kept). */
+static int
+run_foreground (const struct brig_context *ctx, const char *id, bool keep, int master,
+                struct run_end *e, int *exit_status, brig_error *err)
+{
+  struct brig_proxy_watch w = { .fd = e->notify.fd, .on_readable = relay_notify,
+                                .arg = &e->notify };
+  brig_error de = { 0 };
+  int r = brig_terminal_proxy_watch (master, e->pid, &w, exit_status, err);
+
+  /* What the process sent just before it exited (the proxy loop stops at
+   * the exit). */
+  while (e->notify.fd >= 0 && brig_notify_pending (&e->notify))
+    relay_notify (&e->notify);
+  brig_notify_close (&e->notify);
+  if (master >= 0)
+    close (master);
+  if (r < 0)
+    {
+      if (e->own_dirfd >= 0)
+        close (e->own_dirfd);
+      brig_cgroup_free (e->own_cg);
+      return r;
+    }
+  if (keep)
+    return 0;
+  if ((e->own_dirfd >= 0
+       ? brig_container_delete_after_run_owned (ctx, id, e->own_dirfd, e->own_cg, e->pid,
+                                                e->start, &de)
+       : brig_container_delete_after_run (ctx, id, e->poststop, &de)) < 0)
+    brig_warn ("delete container \"%s\": %s", id, de.msg ? de.msg : "failed");
+  brig_error_clear (&de);
+  return 0;
+}
+
 int
 brig_container_run (const struct brig_context *ctx, const struct brig_create_opts *o,
                     bool detach, bool keep, int *exit_status, brig_error *err)
 {
   struct create_ctx c;
-  struct brig_sync_msg m = { .fd = -1 };
+  struct run_end e;
   int master = -1, r;
 
   *exit_status = 0;
   create_ctx_init (&c, ctx, o, detach ? MODE_RUN_DETACHED : MODE_RUN);
-  r = create_common (&c, err);
-  if (r == 0)
-    {
-      /* The init is about to execve: the sync socket (close-on-exec) reads
-       * EOF then, or an error if the last steps failed. startContainer
-       * hooks come first and have timeouts of their own. */
-      const oci_hooks *h = c.cfg->hooks;
-      if (c.cfg->process && brig_seccomp_uses_notify (c.seccomp)
-          && !(h && h->start_container_len > 0))
-        r = brig_seccomp_await_process (c.sync_fd, c.cfg->linux->seccomp, err);
-      if (r == 0)
-        {
-          r = brig_sync_recv (c.sync_fd, &m);
-          if (r == 0 && m.type == BRIG_SYNC_ERROR)
-            r = brig_error_set_raw (err, m.code, m.data);
-          else
-            r = 0;
-          brig_sync_msg_clear (&m);
-        }
-    }
-  if (r == 0 && c.console_fd >= 0)
-    {
-      r = brig_terminal_recv_master (c.console_fd, &master, err);
-      if (r < 0)
-        brig_error_wrap (err, "receive the container's terminal");
-    }
+  r = run_start (&c, &master, err);
   if (r < 0)
     {
       create_ctx_undo (&c);
@@ -74,83 +158,24 @@ brig_container_run (const struct brig_context *ctx, const struct brig_create_opt
         close (master);
       return r;
     }
-  /* Other commands (kill, state, exec) may act on it from now on. */
-  flock (c.dirfd, LOCK_UN);
-  if (c.cfg->hooks && c.cfg->hooks->poststart_len)
-    {
-      brig_container bc = { .id = (char *) o->id, .dirfd = c.dirfd, .st = c.st,
-                            .status = BRIG_STATUS_RUNNING, .pidfd = c.pidfd };
-      r = brig_container_poststart (c.cfg->hooks, &bc, err);
-    }
-  /* As runc: run --detach returns once the process said READY=1 (or
-   * exited); a foreground run relays from its proxy loop, as the unit's
-   * main process itself. */
-  if (r == 0 && detach)
-    brig_notify_relay (&c.notify, c.pid, c.pidfd);
-  struct brig_notify notify = c.notify;
-  c.notify.fd = c.notify.host_fd = -1;
-  pid_t pid = c.pid;
-  unsigned long long start = c.st.pid_start_time;
-  bool poststop = c.cfg->hooks && c.cfg->hooks->poststop_len;
-  /* The foreground run deletes its container at the end: it keeps what
-   * that needs, instead of reading state.json and the record again. */
-  int own_dirfd = -1;
-  brig_cgroup *own_cg = NULL;
-  if (r == 0 && !detach && !keep && !poststop)
-    {
-      own_dirfd = c.dirfd;
-      own_cg = c.cg;
-      c.dirfd = -1;
-      c.cg = NULL;
-    }
-  create_ctx_free (&c);
+  r = run_hand_over (&c, detach, keep, &e, err);
   if (r < 0)
     {
       if (!keep)
         {
-          while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+          while (waitpid (e.pid, NULL, 0) < 0 && errno == EINTR)
             ;
           brig_container_delete (ctx, o->id, true, NULL);
         }
       if (master >= 0)
         close (master);
-      brig_notify_close (&notify);
+      brig_notify_close (&e.notify);
       return r;
     }
   if (detach)
     {
-      brig_notify_close (&notify);
+      brig_notify_close (&e.notify);
       return 0;
     }
-
-  {
-    struct brig_proxy_watch w = { .fd = notify.fd, .on_readable = relay_notify,
-                                  .arg = &notify };
-    r = brig_terminal_proxy_watch (master, pid, &w, exit_status, err);
-  }
-  /* What the process sent just before it exited (the proxy loop stops at
-   * the exit). */
-  while (notify.fd >= 0 && brig_notify_pending (&notify))
-    relay_notify (&notify);
-  brig_notify_close (&notify);
-  if (master >= 0)
-    close (master);
-  if (r < 0)
-    {
-      if (own_dirfd >= 0)
-        close (own_dirfd);
-      brig_cgroup_free (own_cg);
-      return r;
-    }
-  if (!keep)
-    {
-      brig_error e = { 0 };
-      if ((own_dirfd >= 0
-           ? brig_container_delete_after_run_owned (ctx, o->id, own_dirfd, own_cg, pid, start,
-                                                    &e)
-           : brig_container_delete_after_run (ctx, o->id, poststop, &e)) < 0)
-        brig_warn ("delete container \"%s\": %s", o->id, e.msg ? e.msg : "failed");
-      brig_error_clear (&e);
-    }
-  return 0;
+  return run_foreground (ctx, o->id, keep, master, &e, exit_status, err);
 }

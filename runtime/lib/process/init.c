@@ -46,7 +46,7 @@
 #include "process/procattr.h"
 #include "process/process.h"
 #include "rootfs/rootfs.h"
-#include "sync.h"
+#include "process/handshake.h"
 #include "process/terminal.h"
 #include "process/userns_owner.h"
 #include "utils.h"
@@ -56,9 +56,8 @@ struct init_state {
   bool parent_listens;      /* errors can still go over the sync socket */
   int start_fd;             /* connection from `start`: errors go there */
   char *state_json;         /* for createContainer hooks (status creating) */
-  char *state_json_start;   /* for startContainer hooks (status created) */
-  bool placed;              /* GO received: in its cgroups, namespaces complete */
-  bool handed_over;         /* HANDOVER received: may outlive the parent */
+  const char *state_json_start; /* for startContainer hooks (status created) */
+  struct brig_hs_init hs;   /* its end of the handshake (process/handshake.h) */
 };
 
 /* A pid-1 process ignores every signal it has no handler for, even from
@@ -90,76 +89,6 @@ reset_signal_mask (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
-/* The init must not outlive a create (run, reset) that dies before its
- * record names the init: nothing could find it to kill it, and it would
- * wait for `start` forever in the container's cgroups (docs/security.md,
- * "a killed create"). Until HANDOVER the kernel kills it with its parent
- * (PR_SET_PDEATHSIG). That setting is cleared by fork and by a credential
- * change (another euid, egid, fsuid or fsgid, or fewer capabilities: the
- * uid 0 of a new user namespace, a joined one), so it is armed again after
- * each; and the parent may be gone already, which a pid-1 init cannot
- * learn from getppid (0): the parent's end of the sync socket hangs up as
- * it exits, before its children are told. (Besides, every wait before
- * HANDOVER is a read of the sync socket, which ends at EOF.) */
-static void
-arm_parent_death (struct init_state *s)
-{
-  struct pollfd p = { .fd = s->a->sync_fd, .events = POLLIN };
-
-  if (s->handed_over)
-    return;
-  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-    _exit (1);
-  if (poll (&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
-    _exit (1);
-}
-
-/* HANDOVER: the parent wrote the init line; from here the init outlives it
- * (create returns, a killed run leaves a recorded container). */
-static void
-take_handover (struct init_state *s)
-{
-  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
-  s->handed_over = true;
-}
-
-static int
-expect (struct init_state *s, uint32_t type, struct brig_sync_msg *m, brig_error *err)
-{
-  int r;
-
-  /* HANDOVER comes when the parent has recorded the init, between any two
-   * of the init's requests (a mount source's, say): taken on the way. */
-  while ((r = brig_sync_recv (s->a->sync_fd, m)) == 0 && m->type == BRIG_SYNC_HANDOVER
-         && type != BRIG_SYNC_HANDOVER)
-    {
-      take_handover (s);
-      brig_sync_msg_clear (m);
-    }
-  r = brig_sync_check (r, type, m, err);
-  if (r < 0)
-    {
-      /* The parent died or gave up: nothing to report to. */
-      brig_sync_msg_clear (m);
-      _exit (1);
-    }
-  return 0;
-}
-
-/* Before the init becomes the process (credentials, seccomp, then READY
- * and the wait for start or execve): only a recorded init goes on. */
-static void
-await_handover (struct init_state *s, brig_error *err)
-{
-  struct brig_sync_msg m = { .fd = -1 };
-
-  if (s->handed_over)
-    return;
-  expect (s, BRIG_SYNC_HANDOVER, &m, err);
-  brig_sync_msg_clear (&m);
-  take_handover (s);
-}
-
 /* Clone the real init into the pid (and time) namespace unshared by the
  * calling process, as a sibling: CLONE_PARENT makes it the child of the brig
  * process, which can wait for it (foreground run) and whose subreaper adopts
@@ -177,64 +106,14 @@ fork_real_init (struct init_state *s, brig_error *err)
     return brig_error_errno (err, "clone the container init");
   if (pid == 0)
     return 0;
-  char buf[16];
-  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
-  brig_sync_send (s->a->sync_fd, BRIG_SYNC_INIT_PID, 0, buf, (size_t) n, -1);
+  brig_hs_init_forked (&s->hs, pid);
   _exit (0);
-}
-
-/* Wait until the parent has placed this process in its cgroups (GO), then
- * unshare what must come after that (the cgroup namespace, rooted at the
- * process's cgroup). With go_late this is the rootfs's cgroup barrier:
- * mounts that do not depend on the cgroup are made meanwhile. */
-static int
-await_placement (void *arg, brig_error *err)
-{
-  struct init_state *s = arg;
-  struct brig_sync_msg m = { .fd = -1 };
-
-  if (s->placed)
-    return 0;
-  expect (s, BRIG_SYNC_GO, &m, err);
-  brig_sync_msg_clear (&m);
-  s->placed = true;
-  if (s->a->unshare_flags && unshare ((int) s->a->unshare_flags) < 0)
-    return brig_error_errno (err, "unshare namespaces");
-  return 0;
-}
-
-/* rootfs_prepare's open_source: the parent opens mounts[i].source with
- * brig's rights (rootfs/source.c). The fd is O_CLOEXEC (MSG_CMSG_CLOEXEC)
- * and closed by the caller once mounted. */
-static int
-request_mount_source (void *arg, size_t i, brig_error *err)
-{
-  struct init_state *s = arg;
-  struct brig_sync_msg m = { .fd = -1 };
-  char buf[24];
-  int n = snprintf (buf, sizeof buf, "%zu", i), fd;
-
-  if (brig_sync_send (s->a->sync_fd, BRIG_SYNC_MOUNT_SOURCE, 0, buf, (size_t) n, -1) < 0)
-    return brig_error_errno (err, "ask for the source of mounts[%zu]", i);
-  expect (s, BRIG_SYNC_MOUNT_SOURCE_FD, &m, err);
-  if (m.code != 0 || m.fd < 0)
-    {
-      int r = brig_error_set_raw (err, m.code ? m.code : EPROTO,
-                                  m.data ? m.data : "no fd for a mount source");
-      brig_sync_msg_clear (&m);
-      return r;
-    }
-  fd = m.fd;
-  m.fd = -1;
-  brig_sync_msg_clear (&m);
-  return fd;
 }
 
 static int
 setup_namespaces (struct init_state *s, brig_error *err)
 {
   struct brig_init_args *a = s->a;
-  struct brig_sync_msg m = { .fd = -1 };
   int r;
 
   r = brig_ns_join (a->join_fd, err);
@@ -256,13 +135,11 @@ setup_namespaces (struct init_state *s, brig_error *err)
         return r;
       if (unshare (CLONE_NEWUSER) < 0)
         return brig_error_errno (err, "unshare user namespace");
-      brig_sync_send (a->sync_fd, BRIG_SYNC_USERNS, 0, NULL, 0, -1);
-      expect (s, BRIG_SYNC_USERNS_DONE, &m, err);
-      brig_sync_msg_clear (&m);
+      brig_hs_init_userns (&s->hs, err);
     }
   if (a->go_late)
     return 0;
-  r = await_placement (s, err);
+  r = brig_hs_init_placed (&s->hs, err);
   if (r < 0)
     return r;
   if (a->fork_init)
@@ -271,10 +148,8 @@ setup_namespaces (struct init_state *s, brig_error *err)
       if (r < 0)
         return r;
       /* a new process: fork cleared the parent-death signal */
-      arm_parent_death (s);
-      /* The parent must hear of this pid before anything from it. */
-      expect (s, BRIG_SYNC_GO, &m, err);
-      brig_sync_msg_clear (&m);
+      brig_hs_init_arm_parent_death (&s->hs);
+      brig_hs_init_await_go (&s->hs, err);
     }
   if (a->new_userns)
     {
@@ -294,7 +169,7 @@ setup_namespaces (struct init_state *s, brig_error *err)
         return r;
     }
   /* the uid change (or a joined user namespace) cleared it */
-  arm_parent_death (s);
+  brig_hs_init_arm_parent_death (&s->hs);
   return 0;
 }
 
@@ -318,17 +193,160 @@ wait_start (struct init_state *s, brig_error *err)
   return 0;
 }
 
+/* The namespaces finished (joined, the user namespace's maps, the cgroup
+ * placement unless late), linux.netDevices moved in, the loopback up, the
+ * session keyring. */
 static int
-run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
+init_namespaces (struct init_state *s, brig_error *err)
+{
+  struct brig_init_args *a = s->a;
+  int r;
+
+  /* Into its v1 cgroups before anything is forked or charged; the parent
+   * places a child that cannot (brig_cgroup_self_open). */
+  if ((r = brig_cgroup_self_join (&a->cg_self, err)) < 0 || (r = setup_namespaces (s, err)) < 0)
+    return r;
+  /* The network namespace exists now (made or joined): the parent moves
+   * linux.netDevices into it before anything runs here. */
+  if (a->netdev_sync)
+    brig_hs_init_netdev (&s->hs, err);
+  /* Only a namespace made for this container: a joined one is someone
+   * else's to configure. */
+  if (a->new_netns && (r = brig_netdev_loopback_up (err)) < 0)
+    return r;
+  if (!a->o->no_new_keyring)
+    {
+      _cleanup_free_ char *ring = xasprintf ("_ses.%s", a->o->id);
+      if ((r = brig_process_join_session_keyring (ring, err)) < 0)
+        return r;
+    }
+  return 0;
+}
+
+/* The rootfs with every mount (the placement awaited at its cgroup
+ * barrier), then the hooks of the parent (prestart, createRuntime) and the
+ * init's own createContainer hooks. */
+static int
+init_rootfs (struct init_state *s, struct brig_rootfs_opts *ro, brig_error *err)
 {
   struct brig_init_args *a = s->a;
   const oci_config *cfg = a->cfg;
   const oci_hooks *h = cfg->hooks;
-  struct brig_sync_msg m = { .fd = -1 };
+  int r = rootfs_prepare (cfg, a->rootfs, ro, err);
+
+  if (a->rootfs_tree >= 0)
+    close (brig_steal_fd (a->rootfs_tree));
+  if (r == 0)
+    r = brig_hs_init_placed (&s->hs, err);
+  if (r < 0)
+    return r;
+  if (a->hook_sync)
+    brig_hs_init_hooks (&s->hs, &s->state_json, &s->state_json_start, err);
+  if (h && h->create_container_len > 0)
+    {
+      /* As runc: the process's variables, not brig's. HOME is left as
+       * given: the container's /etc/passwd is not the root yet. */
+      char **env = cfg->process ? brig_process_env_list (cfg->process) : NULL;
+      /* In the container's root, as runc runs them: the rootfs with every
+       * mount made, in the container's mount namespace (a hook's relative
+       * paths name the container's files). */
+      r = brig_hooks_run_in (h->create_container, h->create_container_len, "createContainer",
+                             s->state_json, env, a->rootfs, err);
+      brig_strv_free (env);
+    }
+  return r;
+}
+
+/* Inside the new root: the terminal, the cwd, hostname and sysctls, the
+ * read-only and masked paths, the process attributes and LSM labels. */
+static int
+init_enter_root (struct init_state *s, struct brig_process *pr, int *rootfd,
+                 const struct brig_rootfs_procfs *procfs, brig_error *err)
+{
+  struct brig_init_args *a = s->a;
+  const oci_config *cfg = a->cfg;
+  const oci_process *p = cfg->process;
+  int r = rootfs_pivot (cfg, a->rootfs, *rootfd, a->o->no_pivot, pr->stdio_st,
+                        &pr->stdio_known, err);
+
+  if (r < 0)
+    return r;
+  pr->at_root = true;
+  if (a->console_fd >= 0)
+    {
+      /* the terminal replaces stdio */
+      pr->stdio_known = 0;
+      bool proxied = a->o->console_socket == NULL || *a->o->console_socket == '\0';
+      r = brig_terminal_setup (a->console_fd, p->console_size, true, proxied, err);
+      a->console_fd = -1;
+      if (r < 0)
+        return r;
+    }
+  /* As runc: a missing cwd is created (inside the new root, so the image's
+   * symlinks cannot lead it out; before root.readonly applies). */
+  if (p && p->cwd && strcmp (p->cwd, "/") != 0 && access (p->cwd, F_OK) < 0 && errno == ENOENT
+      && (r = brig_mkdir_p (p->cwd, 0755)) < 0)
+    return brig_error_set (err, -r, "create cwd %s", p->cwd);
+  if ((r = brig_process_set_hostname (cfg->hostname, cfg->domainname, err)) < 0)
+    return r;
+  if (cfg->linux && (r = brig_process_apply_sysctl (cfg->linux->sysctl, err)) < 0)
+    return r;
+  if ((r = rootfs_finalize (cfg, *rootfd, procfs, err)) < 0)
+    return r;
+  /* Nothing of the mount setup stays open while the init waits for start. */
+  if (*rootfd >= 0)
+    close (brig_steal_fd (*rootfd));
+  if ((r = brig_procattr_apply (cfg, p, err)) < 0)
+    return r;
+  return brig_lsm_apply_exec_labels (p, err);
+}
+
+/* Once recorded (HANDOVER): become the process, READY, wait for `start`
+ * (create), the startContainer hooks, execve. */
+static int
+init_become (struct init_state *s, struct brig_process *pr, brig_error *err)
+{
+  struct brig_init_args *a = s->a;
+  const oci_hooks *h = a->cfg->hooks;
+  int r;
+
+  brig_hs_init_await_handover (&s->hs, err);
+  /* Without process (allowed at create, spec 1.3) the init only holds the
+   * namespaces: start refuses to release it, delete kills it. */
+  if (pr->p && (r = brig_process_become (pr, err)) < 0)
+    return r;
+  if (a->exec_fd >= 0)
+    install_signal_handlers ();
+  /* SCMP_ACT_NOTIFY with noNewPrivileges: the filter comes now, while the
+   * parent listens for its fd, not after start. */
+  if (pr->p && pr->notify_sock >= 0 && (r = brig_process_load_seccomp (pr, err)) < 0)
+    return r;
+  brig_hs_init_ready (&s->hs);
+  if (a->exec_fd >= 0)
+    {
+      s->parent_listens = false;
+      if ((r = wait_start (s, err)) < 0)
+        return r;
+    }
+  /* The environment execve will pass (built by become), as runc. */
+  if (h && h->start_container_len > 0
+      && (r = brig_hooks_run_env (h->start_container, h->start_container_len, "startContainer",
+                                  s->state_json_start, pr->envp, err)) < 0)
+    return r;
+  if (pr->p == NULL)
+    return brig_error_say (err, EINVAL, "config.json has no process to start");
+  return brig_process_exec (pr, err);
+}
+
+static int
+run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
+{
+  struct brig_init_args *a = s->a;
+  const oci_hooks *h = a->cfg->hooks;
   struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
                                  .console_fd = -1, .bundle = a->bundle,
-                                 .cgroup_barrier = await_placement, .barrier_arg = s,
-                                 .open_source = a->new_userns ? request_mount_source : NULL,
+                                 .cgroup_barrier = brig_hs_init_placed, .barrier_arg = &s->hs,
+                                 .open_source = a->new_userns ? brig_hs_init_mount_source : NULL,
                                  .layer = a->root_layer,
                                  .rootfs_tree = a->rootfs_tree };
   _cleanup_close_ int rootfd = -1;
@@ -341,156 +359,21 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
    * createContainer hooks run in between (they may mount over the path). */
   if (!(h && h->create_container_len > 0))
     ro.rootfd_out = &rootfd;
-
-  /* Into its v1 cgroups before anything is forked or charged; the parent
-   * places a child that cannot (brig_cgroup_self_open). */
-  r = brig_cgroup_self_join (&a->cg_self, err);
-  if (r < 0)
+  if ((r = init_namespaces (s, err)) < 0 || (r = init_rootfs (s, &ro, err)) < 0
+      || (r = init_enter_root (s, pr, &rootfd, &procfs, err)) < 0)
     return r;
-  r = setup_namespaces (s, err);
-  if (r < 0)
-    return r;
-  if (a->netdev_sync)
-    {
-      /* The network namespace exists now (made or joined): the parent
-       * moves linux.netDevices into it before anything runs here. */
-      brig_sync_send (a->sync_fd, BRIG_SYNC_NETDEV, 0, NULL, 0, -1);
-      expect (s, BRIG_SYNC_NETDEV_DONE, &m, err);
-      brig_sync_msg_clear (&m);
-    }
-  /* Only a namespace made for this container: a joined one is someone
-   * else's to configure. */
-  if (a->new_netns && (r = brig_netdev_loopback_up (err)) < 0)
-    return r;
-  if (!a->o->no_new_keyring)
-    {
-      _cleanup_free_ char *ring = xasprintf ("_ses.%s", a->o->id);
-      if ((r = brig_process_join_session_keyring (ring, err)) < 0)
-        return r;
-    }
-
-  r = rootfs_prepare (cfg, a->rootfs, &ro, err);
-  if (a->rootfs_tree >= 0)
-    close (brig_steal_fd (a->rootfs_tree));
-  if (r == 0)
-    r = await_placement (s, err);
-  if (r < 0)
-    return r;
-  if (a->hook_sync)
-    {
-      brig_sync_send (a->sync_fd, BRIG_SYNC_HOOKS, 0, NULL, 0, -1);
-      expect (s, BRIG_SYNC_HOOKS_DONE, &m, err);
-      /* Two documents: the state while creating, then once created. */
-      s->state_json = brig_steal_ptr (m.data);
-      if (strlen (s->state_json) < m.len)
-        s->state_json_start = s->state_json + strlen (s->state_json) + 1;
-      else
-        s->state_json_start = s->state_json;
-      brig_sync_msg_clear (&m);
-    }
-  if (h && h->create_container_len > 0)
-    {
-      /* As runc: the process's variables, not brig's. HOME is left as
-       * given: the container's /etc/passwd is not the root yet. */
-      char **env = cfg->process ? brig_process_env_list (cfg->process) : NULL;
-      /* In the container's root, as runc runs them: the rootfs with every
-       * mount made, in the container's mount namespace (a hook's relative
-       * paths name the container's files). */
-      r = brig_hooks_run_in (h->create_container, h->create_container_len, "createContainer",
-                             s->state_json, env, a->rootfs, err);
-      brig_strv_free (env);
-      if (r < 0)
-        return r;
-    }
-  r = rootfs_pivot (cfg, a->rootfs, rootfd, a->o->no_pivot, pr->stdio_st, &pr->stdio_known,
-                    err);
-  if (r < 0)
-    return r;
-  pr->at_root = true;
-  if (a->console_fd >= 0)
-    {
-      /* the terminal replaces stdio */
-      pr->stdio_known = 0;
-      bool proxied = a->o->console_socket == NULL || *a->o->console_socket == '\0';
-      r = brig_terminal_setup (a->console_fd, cfg->process->console_size, true, proxied, err);
-      a->console_fd = -1;
-      if (r < 0)
-        return r;
-    }
-  /* As runc: a missing cwd is created (inside the new root, so the image's
-   * symlinks cannot lead it out; before root.readonly applies). */
-  if (cfg->process && cfg->process->cwd && strcmp (cfg->process->cwd, "/") != 0
-      && access (cfg->process->cwd, F_OK) < 0 && errno == ENOENT)
-    {
-      r = brig_mkdir_p (cfg->process->cwd, 0755);
-      if (r < 0)
-        return brig_error_set (err, -r, "create cwd %s", cfg->process->cwd);
-    }
-  r = brig_process_set_hostname (cfg->hostname, cfg->domainname, err);
-  if (r < 0)
-    return r;
-  if (cfg->linux)
-    {
-      r = brig_process_apply_sysctl (cfg->linux->sysctl, err);
-      if (r < 0)
-        return r;
-    }
-  r = rootfs_finalize (cfg, rootfd, &procfs, err);
-  if (r < 0)
-    return r;
-  /* Nothing of the mount setup stays open while the init waits for start. */
-  if (rootfd >= 0)
-    close (brig_steal_fd (rootfd));
-  r = brig_procattr_apply (cfg, cfg->process, err);
-  if (r < 0)
-    return r;
-  r = brig_lsm_apply_exec_labels (cfg->process, err);
-  if (r < 0)
-    return r;
-  await_handover (s, err);
-  /* Without process (allowed at create, spec 1.3) the init only holds the
-   * namespaces: start refuses to release it, delete kills it. */
-  if (pr->p && (r = brig_process_become (pr, err)) < 0)
-    return r;
-
-  if (a->exec_fd >= 0)
-    install_signal_handlers ();
-  /* SCMP_ACT_NOTIFY with noNewPrivileges: the filter comes now, while the
-   * parent listens for its fd, not after start. */
-  if (pr->p && pr->notify_sock >= 0 && (r = brig_process_load_seccomp (pr, err)) < 0)
-    return r;
-  /* Set up: the parent writes the state and (create) returns. */
-  r = brig_sync_send (a->sync_fd, BRIG_SYNC_READY, 0, NULL, 0, -1);
-  if (r < 0)
-    _exit (1);
-  if (a->exec_fd >= 0)
-    {
-      s->parent_listens = false;
-      r = wait_start (s, err);
-      if (r < 0)
-        return r;
-    }
-  if (h && h->start_container_len > 0)
-    {
-      /* The environment execve will pass (built by become), as runc. */
-      r = brig_hooks_run_env (h->start_container, h->start_container_len, "startContainer",
-                              s->state_json_start, pr->envp, err);
-      if (r < 0)
-        return r;
-    }
-  if (pr->p == NULL)
-    return brig_error_say (err, EINVAL, "config.json has no process to start");
-  return brig_process_exec (pr, err);
+  return init_become (s, pr, err);
 }
 
 void
 brig_init_main (struct brig_init_args *a)
 {
-  struct init_state s = { .a = a, .parent_listens = true, .start_fd = -1 };
+  struct init_state s = { .a = a, .parent_listens = true, .start_fd = -1,
+                          .hs = { .sock = a->sync_fd, .unshare_late = a->unshare_flags } };
   struct brig_process pr;
   brig_error err = { 0 };
 
-  arm_parent_death (&s);
+  brig_hs_init_arm_parent_death (&s.hs);
   for (size_t i = 0; i < BRIG_ARRAY_SIZE (a->close_fds); i++)
     if (a->close_fds[i] >= 0)
       close (a->close_fds[i]);

@@ -15,6 +15,7 @@
 #include "process/caps.h"
 #include "process/groups.h"
 #include "log.h"
+#include "process/handshake.h"
 #include "process/process.h"
 #include "process/sysctl.h"
 #include "utils.h"
@@ -620,7 +621,7 @@ brig_process_load_seccomp (struct brig_process *pr, brig_error *err)
     {
       int fd = pr->notify_fd;
       pr->notify_fd = -1;
-      r = brig_seccomp_hand_over (pr->seccomp, pr->notify_sock, fd);
+      r = brig_hs_seccomp_send (pr->seccomp, pr->notify_sock, fd);
       if (r < 0)
         return brig_error_set (err, -r, "hand the seccomp listener fd to the runtime");
     }

@@ -37,7 +37,7 @@ struct brig_process {
                                needed without noNewPrivileges */
   int notify_sock;          /* SCMP_ACT_NOTIFY: the sync socket the listener
                                fd goes to right after the filter is loaded
-                               (brig_seccomp_hand_over); -1: keep it in
+                               (brig_hs_seccomp_send); -1: keep it in
                                notify_fd */
   int listen_fds;           /* socket activation: fds 3 .. 3+listen_fds-1
                                stay open (before the preserved ones) and

@@ -119,10 +119,10 @@ int brig_idmap_userns (const oci_id_mapping *u, size_t nu, const oci_id_mapping 
 /* True when mounts entry m is idmapped (idmap/ridmap or its own maps). */
 bool rootfs_wants_idmap (const oci_mount *m);
 
-/* In the parent: brig_sync_expect for type, answering the init's
- * BRIG_SYNC_MOUNT_SOURCE requests that come before it. */
-int rootfs_source_expect (int sock, uint32_t type, struct brig_sync_msg *msg, const oci_config *cfg,
-                          const char *bundle, pid_t pid, brig_error *err);
+/* In the parent, for the init's MOUNT_SOURCE request (process/handshake.c):
+ * rootfs_source_open, and its idmapped copy when the mount asks for one. */
+int rootfs_source_open_for_init (const oci_config *cfg, const char *bundle, pid_t pid, size_t i,
+                                 brig_error *err);
 
 /* After pivot: bind the pty slave console_fd onto /dev/console (creating
  * the mount point). For a console made inside the container. */

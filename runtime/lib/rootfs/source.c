@@ -3,7 +3,7 @@
  * Root of a new user namespace holds no rights over the host's files: a
  * source below a directory only the host's root may enter (0700) cannot be
  * looked up by the init, though brig, which made the container, could. So
- * the init asks (BRIG_SYNC_MOUNT_SOURCE with the mount's index) and the
+ * the init asks (MOUNT_SOURCE with the mount's index, process/handshake.c) and the
  * parent opens the source with its own rights, O_PATH, and hands the fd
  * over; the init mounts from that fd and closes it at once.
  *
@@ -89,55 +89,18 @@ rootfs_source_open (const oci_config *cfg, const char *bundle, pid_t pid, size_t
   return fd;
 }
 
-/* Answer one request: the fd, or the error as code and message. */
-static int
-serve (int sock, const oci_config *cfg, const char *bundle, pid_t pid,
-       const struct brig_sync_msg *req)
+int
+rootfs_source_open_for_init (const oci_config *cfg, const char *bundle, pid_t pid, size_t i,
+                             brig_error *err)
 {
-  brig_error e = { 0 };
-  char *end = NULL;
-  unsigned long i;
-  int fd, r;
-
-  errno = 0;
-  i = req->data ? strtoul (req->data, &end, 10) : 0;
-  if (req->data == NULL || end == req->data || *end != '\0' || errno != 0)
-    fd = brig_error_say (&e, EPROTO, "container init: bad mount source request");
-  else
-    fd = rootfs_source_open (cfg, bundle, pid, (size_t) i, &e);
+  int fd = rootfs_source_open (cfg, bundle, pid, i, err);
   if (fd >= 0 && rootfs_wants_idmap (&cfg->mounts[i]))
     {
-      int tree = rootfs_idmap_tree (cfg, (size_t) i, fd, pid, &e);
+      int tree = rootfs_idmap_tree (cfg, i, fd, pid, err);
       close (fd);
-      if (tree < 0 && e.msg)
-        brig_error_wrap (&e, "mount %s to %s", cfg->mounts[i].source, cfg->mounts[i].destination);
+      if (tree < 0 && err->msg)
+        brig_error_wrap (err, "mount %s to %s", cfg->mounts[i].source, cfg->mounts[i].destination);
       fd = tree;
     }
-  if (fd < 0)
-    {
-      const char *msg = e.msg ? e.msg : strerror (-fd);
-      r = brig_sync_send (sock, BRIG_SYNC_MOUNT_SOURCE_FD, -fd, msg, strlen (msg), -1);
-      brig_error_clear (&e);
-      return r;
-    }
-  brig_debug ("opened the source of mounts[%lu] for the init", i);
-  r = brig_sync_send (sock, BRIG_SYNC_MOUNT_SOURCE_FD, 0, NULL, 0, fd);
-  close (fd);
-  return r;
-}
-
-int
-rootfs_source_expect (int sock, uint32_t type, struct brig_sync_msg *msg, const oci_config *cfg,
-                      const char *bundle, pid_t pid, brig_error *err)
-{
-  for (;;)
-    {
-      int r = brig_sync_recv (sock, msg);
-      if (r < 0 || msg->type != BRIG_SYNC_MOUNT_SOURCE)
-        return brig_sync_check (r, type, msg, err);
-      r = serve (sock, cfg, bundle, pid, msg);
-      brig_sync_msg_clear (msg);
-      if (r < 0)
-        return brig_error_set (err, -r, "answer the container init");
-    }
+  return fd;
 }

@@ -3,8 +3,8 @@
  * From the process that loaded the filter to brig first: every syscall
  * after seccomp(2) may be notified, and a notification waits for an agent
  * that only gets the fd through brig. So the first syscall after the filter
- * hands the fd over (brig_seccomp_hand_over), brig passes it on at once
- * (brig_seccomp_receive_listener, brig_seccomp_send_notify), and whatever
+ * hands the fd over (process/handshake.c), brig passes it on at once
+ * (brig_seccomp_send_notify), and whatever
  * the process does next is answered by the agent.
  *
  * config-linux.md "The Container Process State": one connection per fd,
@@ -23,80 +23,6 @@
 #include "sync.h"
 #include "utils.h"
 
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
-int
-brig_seccomp_hand_over (const brig_seccomp *sc, int sock, int notify_fd)
-{
-  struct brig_sync_msg m = { .fd = -1 };
-  int r;
-
-  if (!sc->handover_write)
-    r = brig_sync_send (sock, BRIG_SYNC_SECCOMP, 0, NULL, 0, notify_fd);
-  else
-    {
-      /* sendmsg is notified: name the fd and let brig take it. It must
-       * stay open until brig has it; the wait may itself be notified,
-       * which is fine now. */
-      r = brig_sync_send_plain (sock, BRIG_SYNC_SECCOMP, notify_fd);
-      if (r == 0)
-        r = brig_sync_recv (sock, &m);
-      if (r == 0 && m.type != BRIG_SYNC_SECCOMP_DONE)
-        r = -EPROTO;
-      brig_sync_msg_clear (&m);
-    }
-  close (notify_fd);
-  return r;
-}
-
-int
-brig_seccomp_receive_listener (int sock, pid_t pid, int *fd, brig_error *err)
-{
-  struct brig_sync_msg m = { .fd = -1 };
-  int r;
-
-  *fd = -1;
-  r = brig_sync_expect (sock, BRIG_SYNC_SECCOMP, &m, err);
-  if (r == 0)
-    r = brig_seccomp_take_listener (sock, pid, &m, fd, err);
-  brig_sync_msg_clear (&m);
-  return r;
-}
-
-int
-brig_seccomp_take_listener (int sock, pid_t pid, struct brig_sync_msg *m, int *fd,
-                            brig_error *err)
-{
-  _cleanup_close_ int pidfd = -1;
-  int r;
-
-  *fd = -1;
-  if (m->fd >= 0)
-    {
-      *fd = m->fd;
-      m->fd = -1;
-      return 0;
-    }
-  /* pid is brig's unreaped child: it cannot have been recycled. */
-  pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  if (pidfd < 0)
-    return brig_error_errno (err, "seccomp listener: pidfd_open %d", (int) pid);
-  r = (int) syscall (SYS_pidfd_getfd, pidfd, m->code, 0);
-  if (r < 0)
-    return brig_error_errno (err, "seccomp listener: take fd %d of process %d (pidfd_getfd, "
-                                  "needed because sendmsg is notified)", (int) m->code, (int) pid);
-  *fd = r;
-  r = brig_sync_send (sock, BRIG_SYNC_SECCOMP_DONE, 0, NULL, 0, -1);
-  if (r < 0)
-    {
-      close (*fd);
-      *fd = -1;
-      return brig_error_set (err, -r, "seccomp listener: answer the container init");
-    }
-  return 0;
-}
 
 #define NOTIFY_OCI_VERSION "1.3.0"
 

@@ -580,3 +580,9 @@ brig_seccomp_features (oci_feat_seccomp *out)
                                           filter_flags[i].name);
     }
 }
+
+bool
+brig_seccomp_notifies_sendmsg (const brig_seccomp *sc)
+{
+  return sc && sc->handover_write;
+}

@@ -40,23 +40,9 @@ int brig_seccomp_prepare (const oci_seccomp *s, const char *cache_dir,
  * CAP_SYS_ADMIN (in its user namespace), or the kernel refuses (EACCES). */
 int brig_seccomp_load (brig_seccomp *sc, int *notify_fd, brig_error *err);
 
-/* In the process that loaded the filter, as its very next syscall: hand
- * the listener fd to brig over the sync socket (sendmsg with SCM_RIGHTS,
- * or write(2) of its number when the profile notifies sendmsg, then wait
- * until brig took it), and close it. Every later syscall of the caller may
- * be notified: brig passes the fd on to the agent without waiting for the
- * caller. 0 or -errno. */
-int brig_seccomp_hand_over (const brig_seccomp *sc, int sock, int notify_fd);
-
-/* In brig: receive what brig_seccomp_hand_over sent from process pid and
- * return the listener fd in *fd (O_CLOEXEC). */
-int brig_seccomp_receive_listener (int sock, pid_t pid, int *fd, brig_error *err);
-
-struct brig_sync_msg;
-/* The same for a BRIG_SYNC_SECCOMP message m the caller already received
- * (takes m's fd, or the fd m names by number). */
-int brig_seccomp_take_listener (int sock, pid_t pid, struct brig_sync_msg *m, int *fd,
-                                brig_error *err);
+/* Whether the profile notifies sendmsg: the listener fd then goes to brig
+ * by number (process/handshake.c, brig_hs_seccomp_send). */
+bool brig_seccomp_notifies_sendmsg (const brig_seccomp *sc);
 
 /* How long brig waits, once the agent has the listener fd, for the
  * process to get through its remaining setup (READY, then execve), whose
