@@ -261,10 +261,7 @@ cmd_update (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
-  };
+  struct brig_context ctx = cli_context (g, CLI_POLICY);
   struct update_flags f = { 0 };
   brig_error err = { 0 };
   const char *file = NULL;

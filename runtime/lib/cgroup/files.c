@@ -307,14 +307,6 @@ brig_cgroup_read_pids (const char *dir, pid_t **pids, size_t *n, brig_error *err
   return r;
 }
 
-static void
-sleep_ms (long ms)
-{
-  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
 /* rmdir dir, waiting up to ~0.5 s while it is busy (a killed process
  * leaves its cgroup only after it has exited); children, when recurse. */
 static int
@@ -352,7 +344,7 @@ wait:
         return 0;
       if (errno != EBUSY || waited >= 500)
         return brig_error_errno (err, "rmdir %s", dir);
-      sleep_ms (delay);
+      brig_sleep_ms (delay);
       waited += delay;
       delay = delay < 32 ? delay * 2 : 32;
     }

@@ -133,13 +133,6 @@ brig_cgroup_found (brig_cgroup *cg, size_t i, bool shared, brig_error *err)
   return check_existing (cg, i, shared, err);
 }
 
-static int
-cmp_pid (const void *a, const void *b)
-{
-  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-  return x < y ? -1 : x > y;
-}
-
 int
 brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err)
 {
@@ -165,7 +158,7 @@ brig_cgroup_own_pids (brig_cgroup *cg, pid_t **pids, size_t *n, brig_error *err)
       total += m;
     }
   if (total)
-    qsort (all, total, sizeof *all, cmp_pid);
+    qsort (all, total, sizeof *all, brig_cmp_pid);
   for (size_t i = 0; i < total; i++)
     if ((k == 0 || all[k - 1] != all[i]) && (cg->n_foreign == 0 || !is_foreign (cg, all[i])))
       all[k++] = all[i];

@@ -181,14 +181,6 @@ brig_cgroup_v1_mkdir (const char *mountpoint, const char *controllers, const cha
   return brig_cgroup_v1_mkdir_walk (mountpoint, controllers, path, &created, err);
 }
 
-static void
-sleep_us (long us)
-{
-  struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
 /* Writing FROZEN starts freezing; the state reads FREEZING until every task
  * has stopped. A task stuck in the kernel can keep it there, so write again
  * now and then, and give up (thawing) after a few seconds. */
@@ -220,7 +212,7 @@ brig_cgroup_v1_freeze (const char *dir, bool freeze, brig_error *err)
           return brig_error_say (err, EBUSY, "%s: freezer.state is %s, wanted %s", dir, state,
                                  want);
         }
-      sleep_us (delay);
+      brig_sleep_us (delay);
       waited += delay;
       delay = delay < 10000 ? delay * 2 : 10000;
     }

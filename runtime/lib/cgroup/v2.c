@@ -107,14 +107,6 @@ brig_cgroup_v2_mkdir (const char *mountpoint, const char *path, bool all, const 
   return brig_cgroup_v2_mkdir_walk (mountpoint, path, all, want, &created, err);
 }
 
-static void
-sleep_us (long us)
-{
-  struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
 
 /* cgroup.freeze only asks; cgroup.events says "frozen 1" once every task
  * has stopped. */
@@ -143,7 +135,7 @@ brig_cgroup_v2_freeze (const char *dir, bool freeze, brig_error *err)
           return brig_error_say (err, EBUSY, "%s: cgroup.events does not say frozen %d",
                                  dir, freeze);
         }
-      sleep_us (delay);
+      brig_sleep_us (delay);
       waited += delay;
       delay = delay < 10000 ? delay * 2 : 10000;
     }

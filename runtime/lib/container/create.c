@@ -128,17 +128,6 @@ create_listen_exec_socket (int dirfd, int *fd, brig_error *err)
   return 0;
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, brig_error *err)
-{
-  char buf[16];
-  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
-  int r = brig_write_file_atomic (AT_FDCWD, path, buf, (size_t) n, 0644, err);
-  if (r < 0)
-    return brig_error_wrap (err, "--pid-file");
-  return 0;
-}
-
 /* The init died before it was ready. When the OOM killer took it (a memory
  * limit too small for even brig's init), say so rather than "exited
  * unexpectedly": it died by SIGKILL and its new cgroup counts an OOM kill. */
@@ -390,7 +379,7 @@ create_common (struct create_ctx *c, brig_error *err)
   if ((r = brig_state_commit (c->dirfd, err)) < 0)
     return r;
   if (c->o->pid_file && *c->o->pid_file)
-    return write_pid_file (c->o->pid_file, c->pid, err);
+    return brig_write_pid_file (c->o->pid_file, c->pid, "--pid-file", err);
   return 0;
 }
 

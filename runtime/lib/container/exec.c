@@ -117,17 +117,6 @@ check_tenancy (const brig_container *c, const struct brig_tenancy *peeked, brig_
 }
 
 static int
-write_pid_file (const char *path, pid_t pid, brig_error *err)
-{
-  char buf[32];
-  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
-  int r = brig_write_file_atomic (AT_FDCWD, path, buf, (size_t) n, 0644, err);
-  if (r < 0)
-    return brig_error_wrap (err, "pid file");
-  return 0;
-}
-
-static int
 load_process (const struct brig_exec_opts *o, oci_config *cfg, oci_process **owned,
               const oci_process **out, brig_error *err)
 {
@@ -565,7 +554,7 @@ supervise (struct exec_run *x, int *exit_status, brig_error *err)
   if (r == 0)
     r = await_exec (x, notify, err);
   if (r == 0 && x->o->pid_file)
-    r = write_pid_file (x->o->pid_file, x->pid, err);
+    r = brig_write_pid_file (x->o->pid_file, x->pid, "pid file", err);
   if (r == 0 && x->o->detach)
     {
       *exit_status = 0;

@@ -7,13 +7,6 @@
 #include "container/state.h"
 #include "utils.h"
 
-static int
-cmp_pid (const void *a, const void *b)
-{
-  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-  return (x > y) - (x < y);
-}
-
 int
 brig_container_pids (const struct brig_context *ctx, const char *id, pid_t **pids,
                      size_t *n, brig_error *err)
@@ -45,6 +38,6 @@ brig_container_pids (const struct brig_context *ctx, const char *id, pid_t **pid
   if (r < 0)
     return r;
   if (*n > 1)
-    qsort (*pids, *n, sizeof **pids, cmp_pid);
+    qsort (*pids, *n, sizeof **pids, brig_cmp_pid);
   return 0;
 }
