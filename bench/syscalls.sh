@@ -36,20 +36,9 @@
 # Writes bench/results/syscalls.csv, syscalls-summary.csv and, per runtime,
 # syscalls-run-RT.txt: the strace -c table (calls per syscall) of one `run`.
 set -euo pipefail
-OLD=""
-args=()
-while [ $# -gt 0 ]; do
-	if [ "$1" = --old ]; then OLD="${2:-}"; shift 2; else args+=("$1"); shift; fi
-done
-set -- ${args[@]+"${args[@]}"}
 NAME=syscalls
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
-if [ -n "$OLD" ]; then
-	[ -x "$OLD" ] || die "--old $OLD: not an executable"
-	RUNTIMES=(brig old "${RUNTIMES[@]:1}")
-	BIN[old]="$OLD"
-fi
 command -v strace >/dev/null || die "strace not found (apt-get install strace)"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
 ITERS="$(iterations 10 3)"

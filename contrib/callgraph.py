@@ -50,8 +50,20 @@ def folder_of(src):
     return "commands"
 
 
+def srcdir_of(builddir):
+    """The build's source tree (the Makefile's abs_top_srcdir), else ours."""
+    try:
+        with open(os.path.join(builddir, "Makefile")) as f:
+            for line in f:
+                if line.startswith("abs_top_srcdir = "):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def load(builddir):
-    srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    srcdir = srcdir_of(builddir)
     objs = []
     for top in ("runtime", "libocispec"):
         for root, _, files in os.walk(os.path.join(builddir, top)):
