@@ -18,6 +18,7 @@
 #include "cgroup/cgroup.h"
 #include "container/create.h"
 #include "container/internal.h"
+#include "process/init.h"
 #include "hooks.h"
 #include "log.h"
 #include "process/handshake.h"
@@ -165,7 +166,9 @@ spawn_plan (struct create_ctx *c, struct spawn *sp, int exec_fd, int child_conso
   bool cgroupns_deferred;
 
   *a = (struct brig_init_args) {
-    .cfg = c->cfg, .o = c->o, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
+    .cfg = c->cfg, .id = c->o->id, .console_socket = c->o->console_socket,
+    .no_pivot = c->o->no_pivot, .no_new_keyring = c->o->no_new_keyring,
+    .preserve_fds = c->o->preserve_fds, .listen_fds = c->o->listen_fds, .rootfs = c->rootfs, .bundle = c->bundle, .exec_fd = exec_fd,
     .console_fd = child_console, .close_fds = { -1, -1, -1, -1, -1, -1 },
     .stdio_fd = c->stdio_fd, .seccomp = c->seccomp, .rootfs_tree = -1, .sync_fd = -1,
   };

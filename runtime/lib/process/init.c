@@ -37,7 +37,7 @@
 #include <unistd.h>
 #include <linux/sched.h>
 
-#include "container/internal.h"
+#include "process/init.h"
 #include "process/groups.h"
 #include "hooks.h"
 #include "log.h"
@@ -214,9 +214,9 @@ init_namespaces (struct init_state *s, brig_error *err)
    * else's to configure. */
   if (a->new_netns && (r = brig_netdev_loopback_up (err)) < 0)
     return r;
-  if (!a->o->no_new_keyring)
+  if (!a->no_new_keyring)
     {
-      _cleanup_free_ char *ring = xasprintf ("_ses.%s", a->o->id);
+      _cleanup_free_ char *ring = xasprintf ("_ses.%s", a->id);
       if ((r = brig_process_join_session_keyring (ring, err)) < 0)
         return r;
     }
@@ -266,7 +266,7 @@ init_enter_root (struct init_state *s, struct brig_process *pr, int *rootfd,
   struct brig_init_args *a = s->a;
   const oci_config *cfg = a->cfg;
   const oci_process *p = cfg->process;
-  int r = rootfs_pivot (cfg, a->rootfs, *rootfd, a->o->no_pivot, pr->stdio_st,
+  int r = rootfs_pivot (cfg, a->rootfs, *rootfd, a->no_pivot, pr->stdio_st,
                         &pr->stdio_known, err);
 
   if (r < 0)
@@ -276,7 +276,7 @@ init_enter_root (struct init_state *s, struct brig_process *pr, int *rootfd,
     {
       /* the terminal replaces stdio */
       pr->stdio_known = 0;
-      bool proxied = a->o->console_socket == NULL || *a->o->console_socket == '\0';
+      bool proxied = a->console_socket == NULL || *a->console_socket == '\0';
       r = brig_terminal_setup (a->console_fd, p->console_size, true, proxied, err);
       a->console_fd = -1;
       if (r < 0)
@@ -343,7 +343,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
 {
   struct brig_init_args *a = s->a;
   const oci_hooks *h = a->cfg->hooks;
-  struct brig_rootfs_opts ro = { .no_pivot = a->o->no_pivot, .userns = a->new_userns,
+  struct brig_rootfs_opts ro = { .no_pivot = a->no_pivot, .userns = a->new_userns,
                                  .console_fd = -1, .bundle = a->bundle,
                                  .cgroup_barrier = brig_hs_init_placed, .barrier_arg = &s->hs,
                                  .open_source = a->new_userns ? brig_hs_init_mount_source : NULL,
@@ -387,11 +387,11 @@ brig_init_main (struct brig_init_args *a)
         close (a->stdio_fd);
     }
   reset_signal_mask ();
-  brig_process_init (&pr, a->cfg->process, a->seccomp, a->o->preserve_fds);
+  brig_process_init (&pr, a->cfg->process, a->seccomp, a->preserve_fds);
   pr.seccomp_early = a->seccomp_early;
   if (brig_seccomp_uses_notify (a->seccomp))
     pr.notify_sock = a->sync_fd;
-  pr.listen_fds = a->o->listen_fds;
+  pr.listen_fds = a->listen_fds;
   pr.caps_checked = true; /* create_validate_config warned */
   /* create checked the value and where keeping the groups is safe */
   (void) brig_keep_groups_parse (a->cfg->annotations, &pr.keep_groups, NULL);
