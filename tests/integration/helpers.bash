@@ -510,12 +510,15 @@ rt() {
 }
 
 # in_hosts_ns LINES CMD: CMD (a shell string) with a private /etc/hosts
-# holding localhost and LINES, bound over it in a mount namespace of its own.
+# holding localhost and LINES, bound over it in a mount namespace of its own
+# (removed again once CMD is done); CMD's exit status.
 in_hosts_ns() {
-	local d
+	local d rc=0
 	d="$(test_tmpdir hosts)"
 	printf '127.0.0.1 localhost\n%s\n' "$1" >"$d/hosts"
-	unshare -m --propagation private sh -c "mount --bind '$d/hosts' /etc/hosts && $2"
+	unshare -m --propagation private sh -c "mount --bind '$d/hosts' /etc/hosts && $2" || rc=$?
+	rm -rf "$d"
+	return "$rc"
 }
 
 # host_mounts: anything of the test's state root or bundle in the host's
