@@ -26,6 +26,7 @@ RUNC="${RUNC:-/usr/sbin/runc}"
 CRUN="${CRUN-/usr/bin/crun}"
 QUICK="${QUICK:-0}"
 ITER="${N:-}"
+OLD="${OLD:-}"
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--runc) RUNC="$2"; shift 2 ;;
 	--crun) CRUN="$2"; shift 2 ;;
 	--no-crun) CRUN=""; shift ;;
+	--old) OLD="$2"; shift 2 ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '/^set -e/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$NAME: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -84,6 +86,13 @@ TAG="${TAG#brig-bench.}"
 CG_PARENT="brig-bench/$TAG"
 RUNTIMES=(brig runc)
 declare -A BIN=([brig]="$BRIG" [runc]="$RUNC")
+# --old PATH (or OLD=): a second brig, runtime "old", measured in the same
+# rounds (a build before a change: the summary's brig/old is the ratio).
+if [ -n "$OLD" ]; then
+	[ -x "$OLD" ] || die "--old $OLD: not an executable"
+	RUNTIMES=(brig old runc)
+	BIN[old]="$OLD"
+fi
 HOLDER_PID=""
 declare -a EXTRA_PIDS=()
 # The shared parent /brig-bench in each hierarchy: removed at the end where

@@ -10,7 +10,7 @@
 # the three totals are added; the harness itself is never traced. brig's
 # create and run re-execute themselves from a detached read-only mount of
 # the binary, or a sealed memfd copy where that is not possible
-# (runtime/lib/selfexe.c, issues #11 and #15): the re-exec and the second
+# (runtime/lib/process/selfexe.c, issues #11 and #15): the re-exec and the second
 # start of the binary are counted, as they are part of every
 # create/run/exec.
 # CPU: `perf stat -e task-clock` (inherited by every descendant, also the
@@ -36,20 +36,9 @@
 # Writes bench/results/syscalls.csv, syscalls-summary.csv and, per runtime,
 # syscalls-run-RT.txt: the strace -c table (calls per syscall) of one `run`.
 set -euo pipefail
-OLD=""
-args=()
-while [ $# -gt 0 ]; do
-	if [ "$1" = --old ]; then OLD="${2:-}"; shift 2; else args+=("$1"); shift; fi
-done
-set -- ${args[@]+"${args[@]}"}
 NAME=syscalls
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
-if [ -n "$OLD" ]; then
-	[ -x "$OLD" ] || die "--old $OLD: not an executable"
-	RUNTIMES=(brig old "${RUNTIMES[@]:1}")
-	BIN[old]="$OLD"
-fi
 command -v strace >/dev/null || die "strace not found (apt-get install strace)"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
 ITERS="$(iterations 10 3)"

@@ -1,24 +1,10 @@
-/* String maps, and the duplicate-key rule shared by both kinds of maps. */
+/* The duplicate-key rule shared by both kinds of maps (freeing a map is one
+ * of the free walks of oci_tables.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oci_internal.h"
-
-void
-oci_map_free (oci_map *m)
-{
-  if (m == NULL)
-    return;
-  for (size_t i = 0; i < m->len; i++)
-    {
-      free (m->keys[i]);
-      free (m->values[i]);
-    }
-  free (m->keys);
-  free (m->values);
-  free (m);
-}
 
 struct dedup_ent {
   const char *key;

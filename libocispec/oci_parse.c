@@ -800,3 +800,20 @@ oci_parse_data (const oci_type *t, const char *buf, size_t len, const char *name
     }
   return c.root;
 }
+
+void
+oci_set_error (oci_error *err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (err != NULL)
+    {
+      free (err->msg);
+      err->msg = NULL;
+      va_start (ap, fmt);
+      if (vasprintf (&err->msg, fmt, ap) < 0)
+        err->msg = NULL;
+      va_end (ap);
+    }
+  errno = errnum;
+}

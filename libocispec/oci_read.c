@@ -1,4 +1,4 @@
-/* Reading documents from files, and the error helper shared by the parser. */
+/* Reading documents from files (the error helper is the parser's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -9,23 +9,6 @@
 #include <unistd.h>
 
 #include "oci_internal.h"
-
-void
-oci_set_error (oci_error *err, int errnum, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (err != NULL)
-    {
-      free (err->msg);
-      err->msg = NULL;
-      va_start (ap, fmt);
-      if (vasprintf (&err->msg, fmt, ap) < 0)
-        err->msg = NULL;
-      va_end (ap);
-    }
-  errno = errnum;
-}
 
 void *
 oci_parse_file (const oci_type *t, const char *path, oci_error *err)

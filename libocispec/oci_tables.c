@@ -276,3 +276,18 @@ oci_equal (const oci_type *t, const void *a, const void *b)
       return false;
   return true;
 }
+
+void
+oci_map_free (oci_map *m)
+{
+  if (m == NULL)
+    return;
+  for (size_t i = 0; i < m->len; i++)
+    {
+      free (m->keys[i]);
+      free (m->values[i]);
+    }
+  free (m->keys);
+  free (m->values);
+  free (m);
+}

@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "commands/commands.h"
-#include "selfexe.h"
+#include "process/selfexe.h"
+#include "sandbox/extension.h"
 
 /* Only commands that work are listed here (and so in --help). */
 const struct brig_command brig_commands[] = {
@@ -137,6 +138,10 @@ main (int argc, char **argv)
   const struct brig_command *cmd;
   bool format_given = false;
   int c, r;
+
+  /* The sandbox layer acts at the core's extension points
+   * (container/extension.h); a table of function pointers, no syscall. */
+  brig_extension_register (&brig_sandbox_extension);
 
   /* Grow the heap in a few large steps and never give it back: a command
    * lives for milliseconds, and each brk costs a syscall (and a TLB flush

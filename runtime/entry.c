@@ -23,7 +23,7 @@
 #include <linux/magic.h>
 #include <linux/mount.h>
 
-#include "lib/selfexe.h"
+#include "process/selfexe.h"
 
 #ifndef MOUNT_ATTR_RDONLY
 # define MOUNT_ATTR_RDONLY 0x00000001

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "sandbox/check.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 static void
@@ -35,10 +35,7 @@ static int
 load_container_config (struct brig_globals *g, const char *id, oci_config **cfg, char **bundle,
                        brig_error *err)
 {
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   brig_container *c = NULL;
   int r = brig_container_load_visible (&ctx, id, &c, err);
   if (r < 0)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "criu.h"
+#include "container/criu.h"
 
 #define MAX_EMPTY_NS 8
 
@@ -31,10 +31,7 @@ cmd_checkpoint (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   const char *empty_ns[MAX_EMPTY_NS];
   struct brig_checkpoint_opts o = { .c.empty_ns = empty_ns };
   brig_error err = { 0 };

@@ -1,5 +1,9 @@
+/* What every command shares: errors and usage messages printed once, the
+ * argument count check, and the library context built from the global
+ * options. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -46,4 +50,17 @@ cli_parse_format (const char *cmd, const char *value)
     return 1;
   cli_usage_error (cmd, "invalid format option \"%s\": expected table or json", value);
   return -1;
+}
+
+struct brig_context
+cli_context (const struct brig_globals *g, unsigned what)
+{
+  return (struct brig_context) {
+    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
+    .rootless = g->rootless, .debug = g->debug,
+    .policy = what & CLI_POLICY ? g->policy : NULL,
+    .userns_range = what & CLI_USERNS_RANGE ? g->userns_range : NULL,
+    /* As runc: sd_notify of the container reaches the caller's manager. */
+    .notify_socket = what & CLI_NOTIFY ? getenv ("NOTIFY_SOCKET") : NULL,
+  };
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "context.h"
 #include "error.h"
 #include "log.h"
 
@@ -32,6 +33,13 @@ struct brig_command {
 
 /* Print err (once, to stderr and the log) and return exit status 1. */
 int cli_fail (brig_error *err);
+
+/* What the library needs of the global options (context.h), the same for
+ * every command; the options only some commands pass on are asked for:
+ * CLI_POLICY (--policy), CLI_USERNS_RANGE (--userns-range), CLI_NOTIFY (the
+ * caller's NOTIFY_SOCKET). */
+enum { CLI_POLICY = 1, CLI_USERNS_RANGE = 2, CLI_NOTIFY = 4 };
+struct brig_context cli_context (const struct brig_globals *g, unsigned what);
 
 /* Print "brig NAME: " + message as an error and return 1. */
 int cli_usage_error (const char *cmd, const char *fmt, ...)

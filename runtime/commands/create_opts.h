@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "container.h"
+#include "container/container.h"
 
 /* Parse create's flags (and run's --detach/--keep when those pointers are
  * not NULL) and the container id; -1 after printing a usage error. */

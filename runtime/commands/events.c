@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cgroup_container.h"
+#include "container/cgroup_ops.h"
 #include "commands.h"
 #include "sandbox/egress.h"
 #include "utils.h"
@@ -238,22 +238,6 @@ print_stats (const char *id, const struct brig_cgroup_stats *st, brig_cgroup *cg
   fflush (f);
 }
 
-static void
-sleep_ms (long long ms)
-{
-  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 cmd_events (struct brig_globals *g, int argc, char **argv)
 {
@@ -263,10 +247,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   brig_error err = { 0 };
   brig_events *ev = NULL;
   struct brig_cgroup_stats st;
@@ -312,7 +293,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
     }
 
   brig_cgroup_oom_count (brig_events_cgroup (ev), &ooms);
-  next = now_ms ();
+  next = brig_mono_ms ();
   /* OOM kills are checked every 100 ms, the statistics every interval. */
   while (brig_events_running (ev))
     {
@@ -322,7 +303,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
             printf ("{\"type\":\"oom\",\"id\":\"%s\"}\n", id);
           fflush (stdout);
         }
-      if (now_ms () >= next)
+      if (brig_mono_ms () >= next)
         {
           if (brig_cgroup_stats (brig_events_cgroup (ev), &st, NULL) == 0)
             {
@@ -331,7 +312,7 @@ cmd_events (struct brig_globals *g, int argc, char **argv)
             }
           next += interval;
         }
-      sleep_ms (next - now_ms () < 100 ? (next - now_ms () > 0 ? next - now_ms () : 1) : 100);
+      brig_sleep_ms (next - brig_mono_ms () < 100 ? (next - brig_mono_ms () > 0 ? next - brig_mono_ms () : 1) : 100);
     }
   brig_events_close (ev);
   return 0;

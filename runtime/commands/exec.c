@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "exec.h"
+#include "container/exec.h"
 #include "utils.h"
 
 /* Failures of exec itself exit 255, as runc does: any smaller status could
@@ -92,10 +92,7 @@ cmd_exec (struct brig_globals *g, int argc, char **argv)
   };
   struct brig_exec_overrides ov = { .tty = -1, .no_new_privs = -1 };
   struct brig_exec_opts eo = { 0 };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
-  };
+  struct brig_context ctx = cli_context (g, CLI_POLICY);
   _cleanup_free_ char **env = NULL;
   _cleanup_free_ char **caps = NULL;
   _cleanup_free_ uint32_t *gids = NULL;

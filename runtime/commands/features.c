@@ -2,7 +2,8 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "features.h"
+#include "container/features.h"
+#include "sandbox/extension.h"
 #include "utils.h"
 
 int
@@ -33,6 +34,7 @@ cmd_features (struct brig_globals *g, int argc, char **argv)
     return cli_usage_error ("features", "takes no arguments");
   if (brig_features_build (&f, &err) < 0)
     return cli_fail (&err);
+  brig_sandbox_features (f);
   json = oci_generate (&oci_features_type, f, true, &len);
   oci_free (&oci_features_type, f);
   if (json == NULL)

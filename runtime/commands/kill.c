@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 
 int
 cmd_kill (struct brig_globals *g, int argc, char **argv)
@@ -14,10 +14,7 @@ cmd_kill (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   brig_error err = { 0 };
   bool all = false;
   int c, sig = SIGTERM;

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 /* runc's list shows the state directory's owner by name. */
@@ -30,10 +30,7 @@ cmd_list (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   _cleanup_strv_ char **ids = NULL;
   brig_error err = { 0 };
   bool quiet = false, first = true;

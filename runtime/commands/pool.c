@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "sandbox/pool.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 static void
@@ -30,16 +30,6 @@ pool_usage (FILE *out)
            "           make it available again; a failed reset deletes it (exit 1)\n"
            "  status   the members, their pool state and container status, counts\n"
            "  drain    delete every member (force) and the pool; prints how many\n");
-}
-
-static void
-context_of (struct brig_globals *g, struct brig_context *ctx)
-{
-  *ctx = (struct brig_context) {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
-    .userns_range = g->userns_range,
-  };
 }
 
 /* Options of one subcommand: only --help, or fill's, or status's. */
@@ -103,7 +93,7 @@ pool_fill (struct brig_globals *g, int argc, char **argv)
   n = strtoul (size, &end, 10);
   if (*size < '0' || *size > '9' || *end != '\0' || n > 4096)
     return cli_usage_error ("pool fill", "invalid --size \"%s\": expected 0..4096", size);
-  context_of (g, &ctx);
+  ctx = cli_context (g, CLI_POLICY | CLI_USERNS_RANGE);
   r = brig_pool_fill (&ctx, argv[optind], bundle, n, &made, &err);
   for (char **id = made; id && *id; id++)
     printf ("%s\n", *id);
@@ -123,7 +113,7 @@ pool_claim (struct brig_globals *g, int argc, char **argv)
     return 1;
   if (help)
     return pool_usage (stdout), 0;
-  context_of (g, &ctx);
+  ctx = cli_context (g, CLI_POLICY | CLI_USERNS_RANGE);
   if (brig_pool_claim (&ctx, argv[optind], &id, &err) < 0)
     return cli_fail (&err);
   printf ("%s\n", id);
@@ -144,7 +134,7 @@ pool_release (struct brig_globals *g, int argc, char **argv)
     return 1;
   if (help)
     return pool_usage (stdout), 0;
-  context_of (g, &ctx);
+  ctx = cli_context (g, CLI_POLICY | CLI_USERNS_RANGE);
   clock_gettime (CLOCK_MONOTONIC, &t0);
   r = brig_pool_release (&ctx, argv[optind], &rep, &err);
   clock_gettime (CLOCK_MONOTONIC, &t1);
@@ -169,7 +159,7 @@ pool_status (struct brig_globals *g, int argc, char **argv)
     return 1;
   if (help)
     return pool_usage (stdout), 0;
-  context_of (g, &ctx);
+  ctx = cli_context (g, CLI_POLICY | CLI_USERNS_RANGE);
   if (brig_pool_status (&ctx, argv[optind], &info, &err) < 0)
     return cli_fail (&err);
 
@@ -240,7 +230,7 @@ pool_drain (struct brig_globals *g, int argc, char **argv)
     return 1;
   if (help)
     return pool_usage (stdout), 0;
-  context_of (g, &ctx);
+  ctx = cli_context (g, CLI_POLICY | CLI_USERNS_RANGE);
   if (brig_pool_drain (&ctx, argv[optind], &deleted, &err) < 0)
     return cli_fail (&err);
   /* Say what was done: a silent drain reads as one that did nothing. */

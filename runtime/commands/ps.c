@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "ps.h"
+#include "container/ps.h"
 #include "utils.h"
 
 static void
@@ -176,10 +176,7 @@ cmd_ps (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   _cleanup_free_ pid_t *pids = NULL;
   brig_error err = { 0 };
   size_t n = 0;

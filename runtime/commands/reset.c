@@ -9,14 +9,6 @@
 #include "sandbox/reset.h"
 #include "utils.h"
 
-static double
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
 void
 cli_print_reset_report (const char *id, const struct brig_reset_report *rep, bool ok, double ms)
 {
@@ -45,13 +37,10 @@ cmd_reset (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   struct brig_reset_report rep = { 0 };
   brig_error err = { 0 };
-  double t0 = now_ms ();
+  double t0 = brig_mono_ms_f ();
   int c, r;
 
   while ((c = getopt_long_only (argc, argv, "h", opts, NULL)) != -1)
@@ -71,7 +60,7 @@ cmd_reset (struct brig_globals *g, int argc, char **argv)
   r = brig_container_reset (&ctx, argv[optind], 0, &rep, &err);
   /* Only a reset that ran has checks to show. */
   if (rep.n > 0 || r == 0)
-    cli_print_reset_report (argv[optind], &rep, r == 0, now_ms () - t0);
+    cli_print_reset_report (argv[optind], &rep, r == 0, brig_mono_ms_f () - t0);
   brig_reset_report_free (&rep);
   if (r < 0)
     return cli_fail (&err);

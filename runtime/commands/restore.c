@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "criu.h"
+#include "container/criu.h"
 
 #define MAX_EMPTY_NS 8
 
@@ -34,10 +34,7 @@ cmd_restore (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
-  };
+  struct brig_context ctx = cli_context (g, CLI_POLICY);
   const char *empty_ns[MAX_EMPTY_NS];
   struct brig_restore_opts o = { .c.empty_ns = empty_ns };
   brig_error err = { 0 };

@@ -2,7 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cgroup_container.h"
+#include "container/cgroup_ops.h"
 #include "commands.h"
 
 int
@@ -12,10 +12,7 @@ cmd_resume (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   brig_error err = { 0 };
   int c;
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 #include "create_opts.h"
 
 static void
@@ -28,13 +28,7 @@ run_usage (void)
 int
 cmd_run (struct brig_globals *g, int argc, char **argv)
 {
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
-    .userns_range = g->userns_range,
-    /* As runc: sd_notify of the container reaches the caller's manager. */
-    .notify_socket = getenv ("NOTIFY_SOCKET"),
-  };
+  struct brig_context ctx = cli_context (g, CLI_POLICY | CLI_USERNS_RANGE | CLI_NOTIFY);
   struct brig_create_opts o = { 0 };
   brig_error err = { 0 };
   bool detach = false, keep = false, help;

@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "spec_default.h"
+#include "container/spec_default.h"
+#include "sandbox/extension.h"
 #include "utils.h"
 
 static void
@@ -44,6 +45,8 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   struct brig_spec_opts so = { 0 };
+  struct brig_sandbox_spec_opts sb = { 0 };
+  bool sandbox = false;
   const char *bundle = ".";
   brig_error err = { 0 };
   _cleanup_free_ char *json = NULL, *path = NULL;
@@ -57,10 +60,10 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
     switch (c)
       {
       case 'b': bundle = optarg; break;
-      case 'r': so.rootless = true; break;
+      case 'r': so.rootless = sb.rootless = true; break;
       case 'H': so.hardened = true; break;
-      case 'S': so.sandbox = true; break;
-      case 'E': so.ephemeral = true; break;
+      case 'S': sandbox = true; break;
+      case 'E': sb.ephemeral = true; break;
       case 'U':
         {
           char *end;
@@ -70,7 +73,7 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
           if (*optarg < '0' || *optarg > '9' || *end != '\0' || errno || v == 0 || v > UINT32_MAX)
             return cli_usage_error ("spec", "invalid --userns-base \"%s\": expected a host uid 1..4294967295",
                                     optarg);
-          so.userns_base = (uint32_t) v;
+          sb.userns_base = (uint32_t) v;
           break;
         }
       case 'h': spec_usage (); return 0;
@@ -78,14 +81,15 @@ cmd_spec (struct brig_globals *g, int argc, char **argv)
       }
   if (optind != argc)
     return cli_usage_error ("spec", "takes no arguments (see 'brig spec --help')");
-  if (so.sandbox && so.hardened)
+  if (sandbox && so.hardened)
     return cli_usage_error ("spec", "--sandbox already holds --hardened's seccomp profile: give one");
-  if (so.userns_base && !so.sandbox)
+  if (sb.userns_base && !sandbox)
     return cli_usage_error ("spec", "--userns-base needs --sandbox");
-  if (so.ephemeral && !so.sandbox)
+  if (sb.ephemeral && !sandbox)
     return cli_usage_error ("spec", "--ephemeral needs --sandbox");
 
-  if (brig_spec_default (&so, &cfg, &err) < 0)
+  r = sandbox ? brig_sandbox_spec (&sb, &cfg, &err) : brig_spec_default (&so, &cfg, &err);
+  if (r < 0)
     return cli_fail (&err);
   json = oci_generate (&oci_config_type, cfg, true, &len);
   oci_config_free (cfg);

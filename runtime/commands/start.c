@@ -4,18 +4,13 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "container.h"
+#include "container/container.h"
 
 int
 cmd_start (struct brig_globals *g, int argc, char **argv)
 {
   static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-    /* As runc: sd_notify of the container reaches the caller's manager. */
-    .notify_socket = getenv ("NOTIFY_SOCKET"),
-  };
+  struct brig_context ctx = cli_context (g, CLI_NOTIFY);
   brig_error err = { 0 };
   int c;
 

@@ -4,16 +4,13 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "state.h"
+#include "container/state.h"
 
 int
 cmd_state (struct brig_globals *g, int argc, char **argv)
 {
   static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug,
-  };
+  struct brig_context ctx = cli_context (g, 0);
   brig_container *c = NULL;
   brig_error err = { 0 };
   char *json;

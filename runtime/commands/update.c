@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup_container.h"
+#include "container/cgroup_ops.h"
 #include "commands.h"
 #include "utils.h"
 
@@ -152,6 +152,90 @@ enum {
   OPT_BLKIO, OPT_L3, OPT_MEMBW,
 };
 
+/* The flags' values, applied over the file's. */
+struct update_flags {
+  struct { bool set; int64_t v; } mem, memres, swap, kmem, kmemtcp, quota, rtrun, pids;
+  struct { bool set; uint64_t v; } shares, period, rtper, blkio;
+  const char *cpus, *mems;
+};
+
+/* One flag into f: 0, 1 (stop: the error is printed) or 2 (--help). */
+static int
+update_flag (int c, struct update_flags *f)
+{
+  switch (c)
+    {
+    case OPT_MEMORY: if (parse_size ("--memory", optarg, &f->mem.v) < 0) return 1; f->mem.set = true; break;
+    case OPT_MEMORY_RES: if (parse_size ("--memory-reservation", optarg, &f->memres.v) < 0) return 1; f->memres.set = true; break;
+    case OPT_MEMORY_SWAP: if (parse_size ("--memory-swap", optarg, &f->swap.v) < 0) return 1; f->swap.set = true; break;
+    case OPT_KMEM: if (parse_size ("--kernel-memory", optarg, &f->kmem.v) < 0) return 1; f->kmem.set = true; break;
+    case OPT_KMEM_TCP: if (parse_size ("--kernel-memory-tcp", optarg, &f->kmemtcp.v) < 0) return 1; f->kmemtcp.set = true; break;
+    case OPT_CPU_SHARES: if (parse_uint ("--cpu-shares", optarg, &f->shares.v) < 0) return 1; f->shares.set = true; break;
+    case OPT_CPU_QUOTA: if (parse_int ("--cpu-quota", optarg, &f->quota.v) < 0) return 1; f->quota.set = true; break;
+    case OPT_CPU_PERIOD: if (parse_uint ("--cpu-period", optarg, &f->period.v) < 0) return 1; f->period.set = true; break;
+    case OPT_RT_RUNTIME: if (parse_int ("--cpu-rt-runtime", optarg, &f->rtrun.v) < 0) return 1; f->rtrun.set = true; break;
+    case OPT_RT_PERIOD: if (parse_uint ("--cpu-rt-period", optarg, &f->rtper.v) < 0) return 1; f->rtper.set = true; break;
+    case OPT_CPUS: f->cpus = optarg; break;
+    case OPT_MEMS: f->mems = optarg; break;
+    case OPT_PIDS: if (parse_int ("--pids-limit", optarg, &f->pids.v) < 0) return 1; f->pids.set = true; break;
+    case OPT_BLKIO:
+      if (parse_uint ("--blkio-weight", optarg, &f->blkio.v) < 0)
+        return 1;
+      if (f->blkio.v != 0 && (f->blkio.v < 10 || f->blkio.v > 1000))
+        return cli_usage_error ("update", "--blkio-weight: %s is outside 10..1000", optarg);
+      f->blkio.set = true;
+      break;
+    case OPT_L3:
+    case OPT_MEMBW:
+      return cli_usage_error ("update", "--%s: Intel RDT is not supported by brig",
+                              c == OPT_L3 ? "l3-cache-schema" : "mem-bw-schema");
+    case 'h': update_usage (); return 2;
+    default: return 1;
+    }
+  return 0;
+}
+
+/* The flags' values over res (the file's, or empty). */
+static void
+apply_flags (oci_resources *res, const struct update_flags *f)
+{
+  if (f->mem.set || f->memres.set || f->swap.set || f->kmem.set || f->kmemtcp.set)
+    {
+      oci_memory *m = res->memory ? res->memory : (res->memory = xmalloc0 (sizeof *m));
+      if (f->mem.set) m->limit = f->mem.v, m->has_limit = true;
+      if (f->memres.set) m->reservation = f->memres.v, m->has_reservation = true;
+      if (f->swap.set) m->swap = f->swap.v, m->has_swap = true;
+      if (f->kmem.set) m->kernel = f->kmem.v, m->has_kernel = true;
+      if (f->kmemtcp.set) m->kernel_tcp = f->kmemtcp.v, m->has_kernel_tcp = true;
+    }
+  if (f->shares.set || f->quota.set || f->period.set || f->rtrun.set || f->rtper.set || f->cpus
+      || f->mems)
+    {
+      oci_cpu *p = res->cpu ? res->cpu : (res->cpu = xmalloc0 (sizeof *p));
+      if (f->shares.set) p->shares = f->shares.v, p->has_shares = true;
+      if (f->quota.set) p->quota = f->quota.v, p->has_quota = true;
+      if (f->period.set) p->period = f->period.v, p->has_period = true;
+      if (f->rtrun.set) p->realtime_runtime = f->rtrun.v, p->has_realtime_runtime = true;
+      if (f->rtper.set) p->realtime_period = f->rtper.v, p->has_realtime_period = true;
+      if (f->cpus) free (p->cpus), p->cpus = xstrdup (f->cpus);
+      if (f->mems) free (p->mems), p->mems = xstrdup (f->mems);
+    }
+  if (f->pids.set)
+    {
+      if (res->pids == NULL)
+        res->pids = xmalloc0 (sizeof *res->pids);
+      res->pids->limit = f->pids.v;
+      res->pids->has_limit = true;
+    }
+  if (f->blkio.set)
+    {
+      if (res->block_io == NULL)
+        res->block_io = xmalloc0 (sizeof *res->block_io);
+      res->block_io->weight = (uint32_t) f->blkio.v;
+      res->block_io->has_weight = true;
+    }
+}
+
 int
 cmd_update (struct brig_globals *g, int argc, char **argv)
 {
@@ -177,56 +261,22 @@ cmd_update (struct brig_globals *g, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct brig_context ctx = {
-    .state_root = g->root, .systemd_cgroup = g->systemd_cgroup,
-    .rootless = g->rootless, .debug = g->debug, .policy = g->policy,
-  };
+  struct brig_context ctx = cli_context (g, CLI_POLICY);
+  struct update_flags f = { 0 };
   brig_error err = { 0 };
   const char *file = NULL;
   oci_resources *res = NULL;
-  /* flag values, applied over the file's */
-  struct { bool set; int64_t v; } mem = { 0 }, memres = { 0 }, swap = { 0 }, kmem = { 0 },
-    kmemtcp = { 0 }, quota = { 0 }, rtrun = { 0 }, pids = { 0 };
-  struct { bool set; uint64_t v; } shares = { 0 }, period = { 0 }, rtper = { 0 }, blkio = { 0 };
-  const char *cpus = NULL, *mems = NULL;
   int c, rc = 1;
 
   while ((c = getopt_long_only (argc, argv, "r:h", opts, NULL)) != -1)
     {
-      switch (c)
-        {
-        case 'r': file = optarg; break;
-        case OPT_MEMORY: if (parse_size ("--memory", optarg, &mem.v) < 0) return 1; mem.set = true; break;
-        case OPT_MEMORY_RES: if (parse_size ("--memory-reservation", optarg, &memres.v) < 0) return 1; memres.set = true; break;
-        case OPT_MEMORY_SWAP: if (parse_size ("--memory-swap", optarg, &swap.v) < 0) return 1; swap.set = true; break;
-        case OPT_KMEM: if (parse_size ("--kernel-memory", optarg, &kmem.v) < 0) return 1; kmem.set = true; break;
-        case OPT_KMEM_TCP: if (parse_size ("--kernel-memory-tcp", optarg, &kmemtcp.v) < 0) return 1; kmemtcp.set = true; break;
-        case OPT_CPU_SHARES: if (parse_uint ("--cpu-shares", optarg, &shares.v) < 0) return 1; shares.set = true; break;
-        case OPT_CPU_QUOTA: if (parse_int ("--cpu-quota", optarg, &quota.v) < 0) return 1; quota.set = true; break;
-        case OPT_CPU_PERIOD: if (parse_uint ("--cpu-period", optarg, &period.v) < 0) return 1; period.set = true; break;
-        case OPT_RT_RUNTIME: if (parse_int ("--cpu-rt-runtime", optarg, &rtrun.v) < 0) return 1; rtrun.set = true; break;
-        case OPT_RT_PERIOD: if (parse_uint ("--cpu-rt-period", optarg, &rtper.v) < 0) return 1; rtper.set = true; break;
-        case OPT_CPUS: cpus = optarg; break;
-        case OPT_MEMS: mems = optarg; break;
-        case OPT_PIDS: if (parse_int ("--pids-limit", optarg, &pids.v) < 0) return 1; pids.set = true; break;
-        case OPT_BLKIO:
-          if (parse_uint ("--blkio-weight", optarg, &blkio.v) < 0)
-            return 1;
-          if (blkio.v != 0 && (blkio.v < 10 || blkio.v > 1000))
-            return cli_usage_error ("update", "--blkio-weight: %s is outside 10..1000", optarg);
-          blkio.set = true;
-          break;
-        case OPT_L3:
-        case OPT_MEMBW:
-          return cli_usage_error ("update", "--%s: Intel RDT is not supported by brig",
-                                  c == OPT_L3 ? "l3-cache-schema" : "mem-bw-schema");
-        case 'h': update_usage (); return 0;
-        default: return 1;
-        }
+      if (c == 'r')
+        file = optarg;
+      else if ((rc = update_flag (c, &f)) != 0)
+        return rc == 2 ? 0 : rc;
     }
   if (cli_require_args ("update", argc, argv, optind, 1) < 0)
     return 1;
-
   if (file)
     {
       res = read_resources (file, &err);
@@ -235,42 +285,7 @@ cmd_update (struct brig_globals *g, int argc, char **argv)
     }
   else
     res = xmalloc0 (sizeof *res);
-
-  if (mem.set || memres.set || swap.set || kmem.set || kmemtcp.set)
-    {
-      oci_memory *m = res->memory ? res->memory : (res->memory = xmalloc0 (sizeof *m));
-      if (mem.set) m->limit = mem.v, m->has_limit = true;
-      if (memres.set) m->reservation = memres.v, m->has_reservation = true;
-      if (swap.set) m->swap = swap.v, m->has_swap = true;
-      if (kmem.set) m->kernel = kmem.v, m->has_kernel = true;
-      if (kmemtcp.set) m->kernel_tcp = kmemtcp.v, m->has_kernel_tcp = true;
-    }
-  if (shares.set || quota.set || period.set || rtrun.set || rtper.set || cpus || mems)
-    {
-      oci_cpu *p = res->cpu ? res->cpu : (res->cpu = xmalloc0 (sizeof *p));
-      if (shares.set) p->shares = shares.v, p->has_shares = true;
-      if (quota.set) p->quota = quota.v, p->has_quota = true;
-      if (period.set) p->period = period.v, p->has_period = true;
-      if (rtrun.set) p->realtime_runtime = rtrun.v, p->has_realtime_runtime = true;
-      if (rtper.set) p->realtime_period = rtper.v, p->has_realtime_period = true;
-      if (cpus) free (p->cpus), p->cpus = xstrdup (cpus);
-      if (mems) free (p->mems), p->mems = xstrdup (mems);
-    }
-  if (pids.set)
-    {
-      if (res->pids == NULL)
-        res->pids = xmalloc0 (sizeof *res->pids);
-      res->pids->limit = pids.v;
-      res->pids->has_limit = true;
-    }
-  if (blkio.set)
-    {
-      if (res->block_io == NULL)
-        res->block_io = xmalloc0 (sizeof *res->block_io);
-      res->block_io->weight = (uint32_t) blkio.v;
-      res->block_io->has_weight = true;
-    }
-
+  apply_flags (res, &f);
   if (brig_container_update (&ctx, argv[optind], res, &err) < 0)
     rc = cli_fail (&err);
   else

@@ -9,10 +9,10 @@ struct brig_context {
   bool systemd_cgroup;     /* --systemd-cgroup */
   int rootless;            /* -1 auto, 0 no, 1 yes */
   bool debug;              /* --debug */
+  /* read by the extension (container/extension.h), not by the core */
   const char *policy;      /* --policy FILE; NULL: /etc/brig/policy.json if present */
   const char *notify_socket; /* the caller's NOTIFY_SOCKET (notify.h), or NULL */
-  const char *userns_range; /* --userns-range FIRST:COUNT, NULL: the default
-                               (sandbox/userns_auto.h) */
+  const char *userns_range; /* --userns-range FIRST:COUNT, NULL: the default */
 };
 
 #endif

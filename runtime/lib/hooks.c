@@ -18,14 +18,6 @@
 
 extern char **environ;
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The child side: never returns. */
 static void __attribute__ ((noreturn))
 hook_child (const oci_hook *h, char *const *env, const char *cwd, int in_fd, int out_fd)
@@ -103,7 +95,7 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
   fcntl (out_r, F_SETFL, O_NONBLOCK);
   pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   if (h->has_timeout && h->timeout > 0)
-    deadline = now_ms () + (long long) h->timeout * 1000;
+    deadline = brig_mono_ms () + (long long) h->timeout * 1000;
   if (state_len == 0)
     {
       close (in_w);
@@ -120,13 +112,13 @@ run_one (const oci_hook *h, size_t index, const char *kind, const char *state,
         pf[n++] = (struct pollfd) { .fd = in_w, .events = POLLOUT };
       if (deadline >= 0)
         {
-          long long left = deadline - now_ms ();
+          long long left = deadline - brig_mono_ms ();
           timeout = left > 0 ? (int) left : 0;
         }
       r = poll (pf, (nfds_t) n, pidfd >= 0 ? timeout : 10);
       if (r < 0 && errno != EINTR)
         break;
-      if (r == 0 && deadline >= 0 && now_ms () >= deadline)
+      if (r == 0 && deadline >= 0 && brig_mono_ms () >= deadline)
         {
           timed_out = true;
           kill (pid, SIGKILL);

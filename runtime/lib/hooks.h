@@ -37,6 +37,15 @@ brig_hooks_start_waits (const oci_hooks *h)
   return h && (h->start_container_len || h->poststart_len);
 }
 
+/* Whether the config has hooks the init must wait for (prestart,
+ * createRuntime, createContainer, startContainer). */
+static inline bool
+brig_hooks_before_process (const oci_hooks *h)
+{
+  return h && (h->prestart_len || h->create_runtime_len || h->create_container_len
+               || h->start_container_len);
+}
+
 int brig_hooks_run (const oci_hook *hooks, size_t n, const char *kind,
                     const char *state_json, brig_error *err);
 

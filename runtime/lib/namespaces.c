@@ -105,8 +105,8 @@ brig_ns_plan_build (const oci_linux *lx, struct brig_ns_plan *plan, brig_error *
           plan->new_flags |= ns_table[t].flag;
           continue;
         }
-      /* This fd is the one the init joins and the node policy judges
-       * (sandbox/check.h): nothing opens the path again. */
+      /* This fd is the one the init joins and an extension judges
+       * (container/extension.h): nothing opens the path again. */
       int fd, kind, r = brig_ns_open_path (ns->path, &fd, &kind);
       if (r < 0)
         {

@@ -1,7 +1,8 @@
-/* The parent/child protocol of create: one SOCK_SEQPACKET socketpair, one
- * message per packet ({type, code, len} + data, optionally one fd with
- * SCM_RIGHTS). Errors of the child travel as SYNC_ERROR messages and become
- * the create error verbatim. */
+/* The channel between brig and the processes it starts in a container: one
+ * SOCK_SEQPACKET socketpair, one message per packet ({type, code, len} +
+ * data, optionally one fd with SCM_RIGHTS). Errors of the child travel as
+ * BRIG_SYNC_ERROR messages and become the error verbatim. What the
+ * messages are and who sends which: process/handshake.h. */
 #ifndef BRIG_SYNC_H
 #define BRIG_SYNC_H
 
@@ -10,34 +11,11 @@
 
 #include "error.h"
 
-enum brig_sync_type {
-  BRIG_SYNC_USERNS = 1,   /* C->P: user ns unshared, write the id maps of pid */
-  BRIG_SYNC_USERNS_DONE,  /* P->C: maps written */
-  BRIG_SYNC_INIT_PID,     /* C->P: the init was forked; data: its pid (host) */
-  BRIG_SYNC_GO,           /* P->C: cgroup joined, maps written: go on (sent
-                             once more to a forked init, once its pid is
-                             known) */
-  BRIG_SYNC_HOOKS,        /* C->P: rootfs prepared: run prestart/createRuntime */
-  BRIG_SYNC_HOOKS_DONE,   /* P->C: data: the state JSON for createContainer */
-  BRIG_SYNC_READY,        /* C->P: set up, waiting to exec; fd: seccomp notify */
-  BRIG_SYNC_ERROR,        /* C->P: code: errno, data: message */
-  BRIG_SYNC_NETDEV,       /* C->P: network ns in place: move linux.netDevices */
-  BRIG_SYNC_NETDEV_DONE,  /* P->C: moved */
-  BRIG_SYNC_SECCOMP,      /* C->P: the seccomp listener fd, sent right after
-                             the filter was loaded: fd in SCM_RIGHTS, or no
-                             fd and code: its number (pidfd_getfd) */
-  BRIG_SYNC_SECCOMP_DONE, /* P->C: the fd named by number was taken */
-  BRIG_SYNC_MOUNT_SOURCE,    /* C->P: data: index of a mounts[] entry whose source the
-                                init (in a user namespace) cannot reach: open it */
-  BRIG_SYNC_MOUNT_SOURCE_FD, /* P->C: fd: O_PATH fd of that source; or code: errno,
-                                data: message */
-  BRIG_SYNC_JOINED,       /* C->P (exec's C1): C2 joined its v1 cgroups itself */
-  BRIG_SYNC_HANDOVER,     /* P->C: the record names the init (its init line is
-                             written): it may outlive the parent from now on.
-                             Sent unasked; the init takes it wherever it
-                             arrives, and waits for it before it becomes the
-                             process (init.c) */
-};
+/* The one message type of the transport itself: an error (code: errno,
+ * data: message) that ends any exchange. The handshake's messages are
+ * process/handshake.h's. */
+enum { BRIG_SYNC_ERROR = 1 };
+
 
 struct brig_sync_msg {
   uint32_t type;

@@ -1,8 +1,11 @@
+/* Small helpers shared by libbrig (utils.h): allocation that cannot fail,
+ * file I/O, /proc/PID/stat, clocks and sleeps, the pid file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "utils.h"
 
@@ -273,4 +276,91 @@ brig_json_write_string (FILE *f, const char *s)
         fputc (*p, f);
     }
   fputc ('"', f);
+}
+
+int
+brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time)
+{
+  char path[64], buf[1024];
+  _cleanup_close_ int fd = -1;
+  char *p;
+  ssize_t n;
+
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return n < 0 ? -errno : -EIO;
+  buf[n] = '\0';
+  /* The command name may hold spaces and parentheses: skip to the last ')'. */
+  p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ' || p[2] == '\0')
+    return -EIO;
+  p += 2;
+  if (state)
+    *state = *p;
+  /* Fields after ") " start at 3 (state); starttime is field 22. */
+  for (int field = 3; field < 22 && p; field++)
+    {
+      p = strchr (p, ' ');
+      if (p)
+        p++;
+    }
+  if (p == NULL)
+    return -EIO;
+  if (start_time)
+    *start_time = strtoull (p, NULL, 10);
+  return 0;
+}
+
+int64_t
+brig_mono_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+double
+brig_mono_ms_f (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+void
+brig_sleep_us (long us)
+{
+  struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+void
+brig_sleep_ms (long ms)
+{
+  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+int
+brig_write_pid_file (const char *path, pid_t pid, const char *what, brig_error *err)
+{
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  int r = brig_write_file_atomic (AT_FDCWD, path, buf, (size_t) n, 0644, err);
+  if (r < 0)
+    return brig_error_wrap (err, "%s", what);
+  return 0;
+}
+
+int
+brig_cmp_pid (const void *a, const void *b)
+{
+  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+  return (x > y) - (x < y);
 }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -66,5 +67,23 @@ int brig_mkdir_p (const char *path, mode_t mode);
  * 16 MiB). Read by hand, not through NSS: the entry must come from the
  * container's file, and brig links statically. */
 char *brig_passwd_field (uid_t uid, int field);
+
+/* Read state ('R', 'S', 'Z', ...) and start time of pid from /proc/PID/stat;
+ * 0 or -errno. A pid is a process only with its start time (recycling). */
+int brig_proc_stat (pid_t pid, char *state, unsigned long long *start_time);
+
+/* CLOCK_MONOTONIC in milliseconds: whole, and with the fraction (timings). */
+int64_t brig_mono_ms (void);
+double brig_mono_ms_f (void);
+
+/* Sleep that long, through EINTR. */
+void brig_sleep_us (long us);
+void brig_sleep_ms (long ms);
+
+/* qsort(3)'s order of pid_t values. */
+int brig_cmp_pid (const void *a, const void *b);
+
+/* Write pid to path (--pid-file) atomically; errors wrapped with what. */
+int brig_write_pid_file (const char *path, pid_t pid, const char *what, brig_error *err);
 
 #endif

@@ -52,13 +52,6 @@ teardown() {
 	return 0
 }
 
-# rt ARGS...: the attacked copy of the runtime with the test's --root (in
-# the mount namespace of the process RT_NS when it is set).
-rt() {
-	timeout -k 5 "$BRIG_CMD_TIMEOUT" ${RT_NS:+nsenter -t "$RT_NS" -m "--wd=$PWD" --} \
-		"$RT_COPY" --root "$ROOT" "$@"
-}
-
 # assert_runtime_intact: the thief found the runtime running in the
 # container and took its exe (the attack really ran), did not write it, and
 # the copy of the runtime on the host is byte for byte what it was.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The runtime binary runs from a detached read-only mount (issue #15 item
-# 1, CVE-2019-5736 class; runtime/lib/selfexe.c). create, run and exec
+# 1, CVE-2019-5736 class; runtime/lib/process/selfexe.c). create, run and exec
 # re-execute brig through open_tree(OPEN_TREE_CLONE) + mount_setattr(RDONLY)
 # of their own binary; the mount fd is closed by that execve, so the kernel
 # dissolves the mount: no mount namespace holds it, only the exe_file of
@@ -48,11 +48,6 @@ teardown() {
 	return 0
 }
 
-# rt ARGS...: the attacked copy of the runtime with the test's --root.
-rt() {
-	timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RT_COPY" --root "$ROOT" "$@"
-}
-
 # mounted_anywhere ID: print the /proc/PID/mountinfo files on the host that
 # list mount ID (empty when none does).
 mounted_anywhere() {
@@ -83,16 +78,6 @@ attack_mount_exec() {
 	[[ "$out" =~ clone:\ (EINVAL|EPERM) ]]
 	[[ "$out" != *"write: ok"* ]]
 	[ "$(sha256sum <"$RT_COPY")" = "$RT_HASH" ]
-}
-
-with_userns() {
-	update_config ".linux.namespaces += [{\"type\":\"user\"}] |
-		.linux.uidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}] |
-		.linux.gidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}]"
-	# The attacked copy belongs to the container's root, so the file's
-	# permissions allow the write (EACCES otherwise) and only the mount
-	# stands in the way.
-	chown "$MAP_HOST:$MAP_HOST" "$RT_COPY"
 }
 
 # with_caps CAP...: the container's process holds exactly these (bounding,
@@ -142,13 +127,13 @@ with_caps() {
 
 @test "boundary_exe_mount: a container without CAP_SYS_ADMIN (user namespace) cannot write or remount the runtime's mount" {
 	requires brig
-	with_userns
+	with_userns "$RT_COPY"
 	attack_mount_exec
 }
 
 @test "boundary_exe_mount: a container with CAP_SYS_ADMIN in its user namespace cannot write or remount the runtime's mount" {
 	requires brig
-	with_userns
+	with_userns "$RT_COPY"
 	with_caps CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_DAC_OVERRIDE CAP_KILL
 	attack_mount_exec
 }

@@ -32,9 +32,9 @@ PROBE='for p in "$@"; do if (true >>"$p") 2>/dev/null; then echo "$p writable"; 
 # masked PATH...: "PATH masked" when it is a character device, else "PATH open".
 MASKED='for p in "$@"; do if [ -c "$p" ]; then echo "$p masked"; else echo "$p open"; fi; done'
 
-# run_probes ID 'PATHS TO OPEN' 'PATHS THAT MUST BE MASKED': run the
+# run_procfs_probes ID 'PATHS TO OPEN' 'PATHS THAT MUST BE MASKED': run the
 # container with both probes; $output holds their lines.
-run_probes() {
+run_procfs_probes() {
 	local q
 	q="$(jq -Rn --arg s "set -- $2; $PROBE; set -- $3; $MASKED" '$s')"
 	update_config ".process.args = [\"sh\", \"-c\", $q]"
@@ -48,7 +48,7 @@ run_probes() {
 		{"destination":"/p2","type":"proc","source":"proc"},
 		{"destination":"//p3/","type":"proc","source":"proc"},
 		{"destination":"/proc/../p4","type":"proc","source":"proc"}]'
-	run_probes p1 "/proc/sys/kernel/core_pattern /p2/sys/kernel/core_pattern /p3/sys/kernel/core_pattern /p4/sys/kernel/core_pattern" \
+	run_procfs_probes p1 "/proc/sys/kernel/core_pattern /p2/sys/kernel/core_pattern /p3/sys/kernel/core_pattern /p4/sys/kernel/core_pattern" \
 		"/proc/keys /p2/keys /p3/keys /p4/keys /p2/timer_list"
 	# /proc as the config wrote it (held before too)
 	assert_contains "$output" "/proc/sys/kernel/core_pattern refused"
@@ -69,7 +69,7 @@ run_probes() {
 		{"destination":"/own","type":"bind","source":"rootfs/proc","options":["rbind"]},
 		{"destination":"/cp","type":"bind","source":"/proc/sys/kernel/core_pattern","options":["bind"]},
 		{"destination":"/r","type":"bind","source":"rootfs","options":["rbind"]}]'
-	run_probes p2 "/h/sys/kernel/core_pattern /own/sys/kernel/core_pattern /cp /r/proc/sys/kernel/core_pattern /r/own/sys/kernel/core_pattern" \
+	run_procfs_probes p2 "/h/sys/kernel/core_pattern /own/sys/kernel/core_pattern /cp /r/proc/sys/kernel/core_pattern /r/own/sys/kernel/core_pattern" \
 		"/h/keys /own/keys /r/proc/keys /r/own/keys /r/h/keys"
 	local p
 	for p in /h/sys/kernel/core_pattern /own/sys/kernel/core_pattern /cp /r/proc/sys/kernel/core_pattern /r/own/sys/kernel/core_pattern; do
@@ -87,7 +87,7 @@ run_probes() {
 	# ...: No such file or directory"), or had the number reused by a target.
 	update_config '.linux.maskedPaths += ([range(0;60)] | map("/proc/sys/kernel/ns_last_pid"))
 		+ ["/proc/timer_list", "/proc/keys"]'
-	run_probes p3 "/proc/sys/kernel/core_pattern" "/proc/keys /proc/timer_list"
+	run_procfs_probes p3 "/proc/sys/kernel/core_pattern" "/proc/keys /proc/timer_list"
 	assert_contains "$output" "/proc/sys/kernel/core_pattern refused"
 	assert_contains "$output" "/proc/keys masked"
 	assert_contains "$output" "/proc/timer_list masked"

@@ -81,32 +81,6 @@ join_ns() {
 	update_config ".linux.namespaces |= map(if .type == \"$1\" then .path = \"$2\" else . end)"
 }
 
-# cmd_fails CMD ID NEEDLE...: `CMD ID` (create or run) exits 1, its message
-# holds every NEEDLE, and nothing is left behind. Its output goes through a
-# file: a container that a broken runtime let through must not hold the
-# test's pipe.
-cmd_fails() {
-	local cmd="$1" id="$2" n
-	shift 2
-	status=0
-	brig "$cmd" "$id" </dev/null >"$BUNDLE/$id.log" 2>&1 || status=$?
-	output="$(cat "$BUNDLE/$id.log")"
-	echo "$cmd $id -> $status: $output"
-	[ "$status" -eq 1 ]
-	for n in "$@"; do
-		assert_contains "$output" "$n"
-	done
-	assert_no_leftovers
-}
-
-create_fails() {
-	cmd_fails create "$@"
-}
-
-run_fails() {
-	cmd_fails run "$@"
-}
-
 # other_value FILE: a number different from FILE's.
 other_value() {
 	echo $(( $(cat "$1") == 0 ? 1 : $(cat "$1") - 1 ))

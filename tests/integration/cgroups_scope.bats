@@ -35,10 +35,10 @@ requires_hybrid() {
 		skip "needs a hybrid host (v1 controllers and cgroup2 at /sys/fs/cgroup/unified)"
 }
 
-# requires_unified_hugetlb: hugetlb only in a hybrid host's cgroup2 (brig
+# requires_leftout_hugetlb: hugetlb only in a hybrid host's cgroup2 (brig
 # enables it in the ancestors while a container needs it, and takes back
 # what it enabled: cgroups_hybrid.bats).
-requires_unified_hugetlb() {
+requires_leftout_hugetlb() {
 	requires_hybrid
 	[ ! -d /sys/fs/cgroup/hugetlb ] ||
 		skip "v1 has hugetlb here: no left-out hierarchy has a resource to set"
@@ -186,7 +186,7 @@ in_every_v1() {
 }
 
 @test "cgroups_scope: update with a resource of a left-out hierarchy joins it first (an older brig's container)" {
-	requires_unified_hugetlb
+	requires_leftout_hugetlb
 	local size=2MB
 	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages"
 	run_detached c1
@@ -206,7 +206,7 @@ in_every_v1() {
 # unless the record changed (an update joined a hierarchy): then from the
 # record.
 @test "cgroups_scope: a foreground run's delete removes a hierarchy an update joined" {
-	requires_unified_hugetlb
+	requires_leftout_hugetlb
 	local size=2MB runner
 	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages"
 	update_config '.process.args = ["sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.05; done"]'

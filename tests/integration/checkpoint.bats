@@ -38,8 +38,8 @@ start_counter() {
 	wait_for_count "$1" 20
 }
 
-# read_count ID: the container's current count (from inside it).
-read_count() {
+# count_of ID: the container's current count (from inside it).
+count_of() {
 	brig exec "$1" cat /dev/shm/count
 }
 
@@ -47,7 +47,7 @@ read_count() {
 wait_for_count() {
 	local i c
 	for i in $(seq 100); do
-		c="$(read_count "$1" 2>/dev/null)" || c=0
+		c="$(count_of "$1" 2>/dev/null)" || c=0
 		[ "${c:-0}" -gt "$2" ] && return 0
 		sleep 0.1
 	done
@@ -136,7 +136,7 @@ status_of() {
 	fi
 	# the failed dump left the container running and counting
 	[ "$(status_of ct)" = running ]
-	wait_for_count ct "$(read_count ct)"
+	wait_for_count ct "$(count_of ct)"
 
 	set_cgroup_path copy
 	run brig restore -d --image-path "$IMG" --work-path "$WORK" copy </dev/null
@@ -155,7 +155,7 @@ status_of() {
 	requires_criu
 	start_counter ct
 	local before after
-	before="$(read_count ct)"
+	before="$(count_of ct)"
 	run brig checkpoint --image-path "$IMG" --work-path "$WORK" ct
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -174,7 +174,7 @@ status_of() {
 	# The count goes on above its value at checkpoint time; a restart
 	# would be back near 0 after this short wait.
 	sleep 0.3
-	after="$(read_count ct)"
+	after="$(count_of ct)"
 	echo "count before checkpoint: $before, after restore: $after"
 	[ "$after" -gt "$before" ]
 	wait_for_count ct "$after"
@@ -193,7 +193,7 @@ status_of() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(status_of ct)" = running ]
-	before="$(read_count ct)"
+	before="$(count_of ct)"
 	wait_for_count ct "$before"
 
 	brig kill ct KILL
@@ -202,7 +202,7 @@ status_of() {
 	set_cgroup_path copy
 	restore_detached copy --image-path "$IMG" --work-path "$WORK"
 	[ "$(status_of copy)" = running ]
-	after="$(read_count copy)"
+	after="$(count_of copy)"
 	echo "count at checkpoint >= ${before}, after restore: $after"
 	[ "$after" -ge "$before" ]
 	wait_for_count copy "$after"
@@ -220,9 +220,9 @@ status_of() {
 	[ "$status" -eq 0 ]
 	[ -f "$WORK/pre/pre-dump.log" ] || [ -f "$WORK/pre/dump.log" ]
 	[ "$(status_of ct)" = running ]
-	wait_for_count ct "$(read_count ct)"
+	wait_for_count ct "$(count_of ct)"
 
-	before="$(read_count ct)"
+	before="$(count_of ct)"
 	run brig checkpoint --parent-path ../pre --image-path "$IMG/final" --work-path "$WORK/final" ct
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -231,7 +231,7 @@ status_of() {
 
 	restore_detached ct --image-path "$IMG/final" --work-path "$WORK/final"
 	sleep 0.3
-	after="$(read_count ct)"
+	after="$(count_of ct)"
 	echo "count before checkpoint: $before, after restore: $after"
 	[ "$after" -gt "$before" ]
 }

@@ -16,16 +16,6 @@ install_probe() {
 	chmod "${1:-0755}" "$BUNDLE/rootfs/bin/confine_probe"
 }
 
-# set_args ARG...: the container's process.args.
-set_args() {
-	local json="" a
-	for a in "$@"; do
-		json="$json${json:+,}$(printf '%s' "$a" | jq -R -s .)"
-	done
-	json="[$json]"
-	update_config ".process.args = $json"
-}
-
 # set_seccomp JSON: linux.seccomp = JSON.
 set_seccomp() {
 	update_config ".linux.seccomp = $1"

@@ -43,18 +43,6 @@ bind() {
 	echo "{\"destination\": \"$dest\", \"type\": \"bind\", \"source\": \"$src\", \"options\": $opts}"
 }
 
-with_userns() {
-	update_config ".linux.namespaces += [{\"type\":\"user\"}] |
-		.linux.uidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}] |
-		.linux.gidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}]"
-	chown -R "$MAP_HOST:$MAP_HOST" "$BUNDLE/rootfs"
-}
-
-# has_opt "OPTS" OPT: the comma-separated OPTS contain OPT.
-has_opt() {
-	[[ ",$1," == *",$2,"* ]] || { echo "'$2' not in '$1'" >&2; return 1; }
-}
-
 # lacks_opt "OPTS" OPT: the comma-separated OPTS do not contain OPT.
 lacks_opt() {
 	[[ ",$1," != *",$2,"* ]] || { echo "'$2' in '$1'" >&2; return 1; }
@@ -114,7 +102,7 @@ lacks_opt() {
 }
 
 @test "dropin mounts: userns: a bind source only the host's root can reach is mounted (#16 item 1)" {
-	with_userns
+	with_userns "$BUNDLE/rootfs"
 	# 0700 root:root on the host: the container's root (host uid 100000)
 	# cannot enter it; brig, which makes the container, can.
 	HOST_DIR="$(test_tmpdir vol)"
@@ -169,7 +157,7 @@ lacks_opt() {
 }
 
 @test "dropin mounts: a bind whose source is in the rootfs sees earlier mounts, also idmapped in a userns (#16 item 12)" {
-	with_userns
+	with_userns "$BUNDLE/rootfs"
 	HOST_DIR="$(test_tmpdir vol)"
 	chmod 0755 "$HOST_DIR"
 	echo from-host >"$HOST_DIR/f"

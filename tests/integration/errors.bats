@@ -15,24 +15,6 @@ teardown() {
 	teardown_bundle
 }
 
-# create_fails ID: `create ID` must exit 1 and leave nothing behind;
-# $output holds its messages.
-create_fails() {
-	run brig create "$1" </dev/null
-	echo "create $1 -> $status: $output"
-	[ "$status" -eq 1 ]
-	[ -n "$output" ]
-	assert_no_leftovers
-}
-
-# run_fails ID: the same for `run`.
-run_fails() {
-	run brig run "$1" </dev/null
-	echo "run $1 -> $status: $output"
-	[ "$status" -eq 1 ]
-	assert_no_leftovers
-}
-
 @test "errors: malformed config.json names the file" {
 	echo '{"ociVersion": "1.3.0", "process": ' >"$BUNDLE/config.json"
 	create_fails ctr

@@ -28,9 +28,11 @@ BRIG_CMD_TIMEOUT="${BRIG_CMD_TIMEOUT:-120}"
 # every container under $ROOT and removes it (packaging tools export ROOT).
 unset ROOT BUNDLE CGROUP_NAME CG_PARENTS_BEFORE
 
-# brig [args...]: run the runtime under test with the test's private --root.
+# brig [args...]: run the runtime under test with the test's private --root
+# (inside the network namespace at $BRIG_NETNS when a test sets it).
 brig() {
-	timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
+	${BRIG_NETNS:+nsenter "--net=$BRIG_NETNS" --} \
+		timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
 }
 
 # Build the busybox rootfs template from Debian's busybox-static.
@@ -408,4 +410,119 @@ assert_no_leftovers() {
 	left="$(test_cgroup_dirs)"
 	[ -z "$left" ] || { echo "cgroups left: $left" >&2; return 1; }
 	return 0
+}
+
+# ---- helpers shared by several test files (one definition each) ----
+
+# with_userns [PATH...]: a new user namespace mapping container ids 0-65535
+# to $MAP_HOST...; each PATH is given to the container's root (chown -R), so
+# that its permissions, not the mapping, decide what the test probes.
+with_userns() {
+	update_config ".linux.namespaces += [{\"type\":\"user\"}] |
+		.linux.uidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}] |
+		.linux.gidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}]"
+	[ $# -eq 0 ] || chown -R "$MAP_HOST:$MAP_HOST" "$@"
+}
+
+# cmd_fails CMD ID NEEDLE...: `CMD ID` (create or run) exits 1 with a
+# message holding every NEEDLE, and nothing is left behind. Its output goes
+# through a file: a container that a broken runtime let through must not
+# hold the test's pipe.
+cmd_fails() {
+	local cmd="$1" id="$2" n
+	shift 2
+	status=0
+	brig "$cmd" "$id" </dev/null >"$BUNDLE/$id.log" 2>&1 || status=$?
+	output="$(cat "$BUNDLE/$id.log")"
+	echo "$cmd $id -> $status: $output"
+	[ "$status" -eq 1 ]
+	[ -n "$output" ]
+	for n in "$@"; do
+		assert_contains "$output" "$n"
+	done
+	assert_no_leftovers
+}
+
+# create_fails ID NEEDLE..., run_fails ID NEEDLE...: cmd_fails create/run.
+create_fails() {
+	cmd_fails create "$@"
+}
+
+run_fails() {
+	cmd_fails run "$@"
+}
+
+# reset_ok ID: brig reset ID succeeds, every check of its report is true,
+# its summary names ID, and the container waits for start again.
+reset_ok() {
+	run brig reset "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# one object per line: every check true, then the summary
+	echo "$output" | jq -e -s 'length > 5 and (map(.ok) | all)' >/dev/null
+	echo "$output" | tail -1 | jq -e --arg id "$1" '.reset == $id and .ok and .ms > 0' >/dev/null
+	! echo "$output" | grep -q '"ok":false' || false
+	[ "$(brig state "$1" | jq -r .status)" = created ]
+}
+
+# tenant_x ID SCRIPT: the tenant runs SCRIPT in container ID (brig exec).
+tenant_x() {
+	brig exec "$1" sh -c "$2" </dev/null
+}
+
+# netns_of PID: the network namespace of PID (nsfs link text).
+netns_of() {
+	readlink "/proc/$1/ns/net"
+}
+
+# rules_of: the rules of the findings in $output (brig check --format json).
+rules_of() {
+	jq -r '.findings[].rule' <<<"$output" | sort -u | tr '\n' ' '
+}
+
+# has_opt OPTS OPT: OPT is one of the comma-separated OPTS.
+has_opt() {
+	[[ ",$1," == *",$2,"* ]] || { echo "'$2' not in '$1'" >&2; return 1; }
+}
+
+# as_user CMD...: CMD as $user (uid and gid, no groups) with a clean
+# environment at home in $RL_DIR (the rootless tests set both).
+as_user() {
+	setpriv --reuid="$user" --regid="$user" --clear-groups \
+		env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$RL_DIR/xdg" HOME="$RL_DIR" "$@"
+}
+
+# set_args ARG...: process.args of the bundle's config.
+set_args() {
+	local json="" a
+	for a in "$@"; do
+		json="$json${json:+,}$(printf '%s' "$a" | jq -R -s .)"
+	done
+	json="[$json]"
+	update_config ".process.args = $json"
+}
+
+# rt ARGS...: the copy of the runtime at $RT_COPY with the test's --root
+# (in the mount namespace of $RT_NS when set).
+rt() {
+	timeout -k 5 "$BRIG_CMD_TIMEOUT" ${RT_NS:+nsenter -t "$RT_NS" -m "--wd=$PWD" --} \
+		"$RT_COPY" --root "$ROOT" "$@"
+}
+
+# in_hosts_ns LINES CMD: CMD (a shell string) with a private /etc/hosts
+# holding localhost and LINES, bound over it in a mount namespace of its own
+# (removed again once CMD is done); CMD's exit status.
+in_hosts_ns() {
+	local d rc=0
+	d="$(test_tmpdir hosts)"
+	printf '127.0.0.1 localhost\n%s\n' "$1" >"$d/hosts"
+	unshare -m --propagation private sh -c "mount --bind '$d/hosts' /etc/hosts && $2" || rc=$?
+	rm -rf "$d"
+	return "$rc"
+}
+
+# host_mounts: anything of the test's state root or bundle in the host's
+# mount table.
+host_mounts() {
+	grep -E " ($BUNDLE|$ROOT)[/ ]" /proc/self/mountinfo || true
 }

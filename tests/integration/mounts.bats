@@ -26,11 +26,6 @@ teardown() {
 	return 0
 }
 
-# has_opt "OPTS" OPT: the comma-separated OPTS contain OPT.
-has_opt() {
-	[[ ",$1," == *",$2,"* ]] || { echo "'$2' not in '$1'" >&2; return 1; }
-}
-
 @test "mounts: the default mounts are present with their flags" {
 	run_sh 'for d in /proc /dev /dev/pts /dev/shm /dev/mqueue /sys; do echo "$d $(mnt $d)"; done'
 	[ "$status" -eq 0 ]

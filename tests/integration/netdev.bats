@@ -19,6 +19,7 @@ setup() {
 	requires root brig program:nsenter program:unshare program:ip
 	setup_bundle
 	NS_PID="$(hold_netns)"
+	BRIG_NETNS="/proc/$NS_PID/ns/net"
 	JOIN_PID=
 }
 
@@ -46,12 +47,6 @@ hold_netns() {
 		sleep 0.05
 	done
 	echo "$pid"
-}
-
-# The runtime under test, in the test's throwaway network namespace.
-brig() {
-	nsenter --net="/proc/$NS_PID/ns/net" -- \
-		timeout -k 5 "$BRIG_CMD_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
 }
 
 # nip ARGS...: ip(8) in the throwaway namespace.

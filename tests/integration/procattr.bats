@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Process attributes (runtime/lib/procattr.c): linux.personality,
+# Process attributes (runtime/lib/process/procattr.c): linux.personality,
 # process.scheduler, process.ioPriority, process.execCPUAffinity and
 # linux.memoryPolicy, each checked from inside, and the errors for unknown
 # names. runc 1.1 knows only personality, so the rest is brig-only.

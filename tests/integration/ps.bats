@@ -14,9 +14,9 @@ teardown() {
 	teardown_bundle
 }
 
-# start_container: the init (sleep 1000) plus one exec'd process
+# start_container_and_exec: the init (sleep 1000) plus one exec'd process
 # (sleep 2000); $INIT and $EXEC are their host pids.
-start_container() {
+start_container_and_exec() {
 	run_detached ctr
 	INIT="$(brig state ctr | jq -r .pid)"
 	[ "$INIT" -gt 0 ]
@@ -26,7 +26,7 @@ start_container() {
 }
 
 @test "ps: --format json prints exactly the container's host pids" {
-	start_container
+	start_container_and_exec
 	brig ps --format json ctr >"$BUNDLE/ps.out" 2>"$BUNDLE/ps.err"
 	cat "$BUNDLE/ps.out" "$BUNDLE/ps.err"
 	# Nothing on stderr, one JSON array of numbers on stdout.
@@ -44,7 +44,7 @@ start_container() {
 }
 
 @test "ps: the table keeps ps's header and only the container's processes" {
-	start_container
+	start_container_and_exec
 	run brig ps ctr
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ PID ]]
@@ -62,7 +62,7 @@ start_container() {
 }
 
 @test "ps: options after the id go to ps(1)" {
-	start_container
+	start_container_and_exec
 	run brig ps ctr -o pid,comm
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" =~ ^[[:space:]]*PID[[:space:]]+COMMAND ]]

@@ -47,11 +47,6 @@ check_fixture() {
 	run brig ${CHECK_POLICY:+--policy "$CHECK_POLICY"} check --bundle "$CHK/f" --format json "$@"
 }
 
-# rules_of: the rule ids of the findings in $output, sorted and unique.
-rules_of() {
-	jq -r '.findings[].rule' <<<"$output" | sort -u | tr '\n' ' '
-}
-
 # One fixture per rule: the rule id, then the jq filter that adds the weakness.
 RULE_FIXTURES=(
 	'cap-added' '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
@@ -406,10 +401,6 @@ POLICY_FOR_RULE='{"profile":"sandbox","egress":{"allow":["203.0.113.0/24"]}}'
 	chmod 0755 "$RL_DIR/runtime"
 	chown -R "$user:$user" "$RL_DIR"
 	chmod 0755 "$RL_DIR"
-	as_user() {
-		setpriv --reuid="$user" --regid="$user" --clear-groups \
-			env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$RL_DIR/xdg" HOME="$RL_DIR" "$@"
-	}
 	run as_user sh -c "cd '$RL_DIR' && ./runtime spec --sandbox"
 	[ "$status" -eq 0 ]
 	[ "$(jq -c '.linux.uidMappings' "$RL_DIR/config.json")" = "[{\"containerID\":0,\"hostID\":$user,\"size\":1}]" ]

@@ -88,21 +88,13 @@ p tcp 127.0.0.1 9; p tcp ::1 9
 	expect "tcp ::1 9" ECONNREFUSED
 }
 
-# in_hosts_ns CMD: run CMD (a shell string) with a private /etc/hosts that
-# names api.test, in a mount namespace of its own (the host's file stays).
-in_hosts_ns() {
-	HOSTS_DIR="${HOSTS_DIR:-$(test_tmpdir hosts)}"
-	printf '127.0.0.1 localhost\n2001:db8::10 api.test\n' >"$HOSTS_DIR/hosts"
-	unshare -m --propagation private sh -c "mount --bind '$HOSTS_DIR/hosts' /etc/hosts && $1"
-}
-
 @test "egress: allowlist admits only the named CIDR:port and the pinned hostname" {
 	set_egress allowlist '192.0.2.10/32:80, api.test:80'
 	set_args sh -c 'p() { printf "%s " "$*"; net_probe "$@"; }
 		p tcp 192.0.2.10 80; p tcp 192.0.2.10 81; p sendto 192.0.2.10 53; p ping 192.0.2.10
 		p tcp 2001:db8::10 80; p tcp 2001:db8::10 443; p tcp 169.254.169.254 80
 		p tcp 10.77.0.5 80; p tcp 127.0.0.1 9'
-	run in_hosts_ns "timeout 60 '$RUNTIME' --root '$ROOT' run eg-allow"
+	run in_hosts_ns '2001:db8::10 api.test' "timeout 60 '$RUNTIME' --root '$ROOT' run eg-allow"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	expect "tcp 192.0.2.10 80" ok
@@ -119,7 +111,7 @@ in_hosts_ns() {
 @test "egress: brig state shows the policy and the pinned addresses" {
 	set_egress allowlist 'api.test:80' '192.0.2.0/24'
 	set_args sleep 60
-	in_hosts_ns "timeout 60 '$RUNTIME' --root '$ROOT' create eg-state >/dev/null 2>&1 </dev/null"
+	in_hosts_ns '2001:db8::10 api.test' "timeout 60 '$RUNTIME' --root '$ROOT' create eg-state >/dev/null 2>&1 </dev/null"
 	run brig state eg-state
 	echo "$output"
 	[ "$status" -eq 0 ]

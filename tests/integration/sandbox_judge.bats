@@ -57,11 +57,6 @@ check_with() {
 	run brig check --bundle "$CHK/f" --format json "$@"
 }
 
-# rules_of: the rule ids of the findings in $output, sorted and unique.
-rules_of() {
-	jq -r '.findings[].rule' <<<"$output" | sort -u | tr '\n' ' '
-}
-
 # ns_path TYPE PATH: the jq filter that joins TYPE through PATH.
 ns_path() {
 	printf '.linux.namespaces |= map(if .type == "%s" then .path = "%s" else . end)' "$1" "$2"
@@ -401,18 +396,11 @@ set_allow() {
 	[ "$(rules_of)" = "egress-allow-policy " ]
 }
 
-# in_hosts_ns CMD: CMD with a private /etc/hosts naming private.test
-# 10.77.0.5 and public.test 192.0.2.10 (the host's file stays).
-in_hosts_ns() {
-	printf '127.0.0.1 localhost\n10.77.0.5 private.test\n192.0.2.10 public.test\n' >"$CHK/hosts"
-	unshare -m --propagation private sh -c "mount --bind '$CHK/hosts' /etc/hosts && $1"
-}
-
 @test "judge: a hostname is judged by the addresses it is pinned to" {
 	make_nets
 	echo '{"profile":"sandbox","failOn":"high"}' >"$CHK/policy.json"
 	set_allow allowlist "private.test:80"
-	run in_hosts_ns "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
+	run in_hosts_ns $'10.77.0.5 private.test\n192.0.2.10 public.test' "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
 	echo "$output"
 	# the old brig: "tcp 10.77.0.5 80 tcp: ok"
 	[[ "$output" != *": ok"* ]]
@@ -422,20 +410,20 @@ in_hosts_ns() {
 	# A name pinned to a public address runs; under a section admitting
 	# 10.77.0.5:80 the private one does too.
 	set_allow allowlist "public.test:80"
-	run in_hosts_ns "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
+	run in_hosts_ns $'10.77.0.5 private.test\n192.0.2.10 public.test' "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	assert_contains "$output" "tcp 192.0.2.10 80 tcp: ok"
 	assert_contains "$output" "tcp 10.77.0.5 80 tcp: EPERM"
 	echo '{"profile":"sandbox","failOn":"high","egress":{"allow":["10.77.0.5:80"]}}' >"$CHK/policy.json"
 	set_allow allowlist "private.test:80"
-	run in_hosts_ns "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
+	run in_hosts_ns $'10.77.0.5 private.test\n192.0.2.10 public.test' "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	assert_contains "$output" "tcp 10.77.0.5 80 tcp: ok"
 	assert_contains "$output" "tcp 192.0.2.10 80 tcp: EPERM"
 	set_allow allowlist "public.test:80"
-	run in_hosts_ns "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
+	run in_hosts_ns $'10.77.0.5 private.test\n192.0.2.10 public.test' "timeout 60 '$RUNTIME' --root '$ROOT' --policy '$CHK/policy.json' run judge-eg"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	assert_contains "$output" "host \"public.test\" (pinned to 192.0.2.10) is not inside the node policy's egress.allow"

@@ -32,11 +32,6 @@ teardown() {
 	teardown_bundle
 }
 
-# set_args ARG...: the container's process.args.
-set_args() {
-	update_config ".process.args = $(printf '%s\n' "$@" | jq -R . | jq -cs .)"
-}
-
 @test "pod sandbox: the pause container is created with the pod's annotations, the policy left out" {
 	run_detached pause
 	run brig state pause

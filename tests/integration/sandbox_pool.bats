@@ -36,12 +36,6 @@ pool_json() {
 	brig pool status "$1" --format json
 }
 
-# host_mounts: anything of the test's state root or bundle in the host's
-# mount table.
-host_mounts() {
-	grep -E " ($BUNDLE|$ROOT)[/ ]" /proc/self/mountinfo || true
-}
-
 @test "pool: fill makes ordinary containers in their own cgroups; claim starts one; fill tops up; drain leaves nothing" {
 	local ids id claimed n
 	run brig pool fill p --bundle "$BUNDLE" --size 3

@@ -34,16 +34,6 @@ teardown() {
 	return 0
 }
 
-# reset_ok ID: brig reset, every check true, status created again.
-reset_ok() {
-	run brig reset "$1"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	echo "$output" | jq -e -s 'length > 5 and (map(.ok) | all)' >/dev/null
-	! echo "$output" | grep -q '"ok":false' || false
-	[ "$(brig state "$1" | jq -r .status)" = created ]
-}
-
 # zombies_valid ID [CGROUP]: every line of ROOT/ID/reset.zombies names a
 # zombie with that start time, charged to the container's cgroup (named
 # CGROUP, default the bundle's; the file may be missing: pid 1 reaped
@@ -61,10 +51,6 @@ zombies_valid() {
 
 start_of() {
 	sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20
-}
-
-netns_of() {
-	readlink "/proc/$1/ns/net"
 }
 
 @test "pool fast: reset.zombies counts only what the kernel shows; forged entries are dropped" {

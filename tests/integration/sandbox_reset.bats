@@ -39,27 +39,6 @@ teardown() {
 	return 0
 }
 
-# tenant_x ID SCRIPT: brig exec ID sh -c SCRIPT, stdio off the test's pipes.
-tenant_x() {
-	brig exec "$1" sh -c "$2" </dev/null
-}
-
-# reset_ok ID: brig reset, every check true, status created again.
-reset_ok() {
-	run brig reset "$1"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	# one object per line: every check true, then the summary
-	echo "$output" | jq -e -s 'length > 5 and (map(.ok) | all)' >/dev/null
-	echo "$output" | tail -1 | jq -e --arg id "$1" '.reset == $id and .ok and .ms > 0' >/dev/null
-	! echo "$output" | grep -q '"ok":false' || false
-	[ "$(brig state "$1" | jq -r .status)" = created ]
-}
-
-netns_of() {
-	readlink "/proc/$1/ns/net"
-}
-
 # The tenant's process: report what it finds of an earlier tenant (in the
 # init's own session keyring, which exec'd processes do not share), then
 # leave SysV IPC, an mqueue, a key, sockets and a daemon behind.

@@ -42,10 +42,6 @@ teardown() {
 	return 0
 }
 
-tenant_x() {
-	brig exec "$1" sh -c "$2" </dev/null
-}
-
 # check_failed CHECK [DETAIL]: the reset in $output failed CHECK (with
 # DETAIL in its line) and said so in its error.
 check_failed() {

@@ -23,12 +23,6 @@ teardown() {
 	return 0
 }
 
-with_userns() {
-	update_config ".linux.namespaces += [{\"type\":\"user\"}] |
-		.linux.uidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}] |
-		.linux.gidMappings = [{\"containerID\":0,\"hostID\":$MAP_HOST,\"size\":65536}]"
-}
-
 @test "userns: the uid inside is the mapped one, seen from inside and from the host" {
 	with_userns
 	set_args sh -c 'id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map; sleep 100'
@@ -145,10 +139,6 @@ rootless_bundle() {
 	cp "$RUNTIME" "$rt"
 	chmod 0755 "$rt"
 	# Everything below runs as the unprivileged user.
-	as_user() {
-		setpriv --reuid="$user" --regid="$user" --clear-groups \
-			env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$RL_DIR/xdg" HOME="$RL_DIR" "$@"
-	}
 	run as_user sh -c "cd '$RL_DIR' && '$rt' spec --rootless"
 	[ "$status" -eq 0 ]
 }

@@ -1,4 +1,4 @@
-/* Unit tests for runtime/lib/caps.c: name handling, and the five sets as
+/* Unit tests for runtime/lib/process/caps.c: name handling, and the five sets as
  * the kernel reports them (/proc/self/status) after prepare, a uid change
  * and apply, in a forked child. Needs root (skips otherwise). */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "caps.h"
+#include "process/caps.h"
 #include "ocispec.h"
 #include "tap.h"
 #include "utils.h"

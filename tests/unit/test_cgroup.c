@@ -5,7 +5,7 @@
 #include <linux/bpf.h>
 #include <string.h>
 
-#include "cgroup_internal.h"
+#include "cgroup/internal.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -346,7 +346,7 @@ test_record (void)
   brig_error_clear (&err);
 }
 
-/* Which hierarchies a container may be left out of (cgroup_scope.c). */
+/* Which hierarchies a container may be left out of (cgroup/scope.c). */
 static void
 test_scope (void)
 {

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "devices.h"
+#include "rootfs/devices.h"
 #include "mountinfo.h"
-#include "mounts.h"
+#include "rootfs/mounts.h"
 #include "ocispec.h"
 #include "paths.h"
-#include "rootfs.h"
+#include "rootfs/rootfs.h"
 #include "tap.h"
 #include "utils.h"
 

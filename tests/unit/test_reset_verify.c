@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "sandbox/reset_internal.h"
 #include "tap.h"
 #include "utils.h"

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "ocispec.h"
-#include "seccomp.h"
-#include "sync.h"
+#include "seccomp/seccomp.h"
+#include "process/handshake.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -434,14 +434,14 @@ test_notify_handover (bool notify_sendmsg)
       prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
       if (brig_seccomp_load (sc, &nfd, &err) < 0 || nfd < 0)
         _exit (100);
-      if (brig_seccomp_hand_over (sc, sv[1], nfd) < 0)
+      if (brig_hs_seccomp_send (sc, sv[1], nfd) < 0)
         _exit (101);
       /* Notified now, answered by the parent. */
       brig_sync_send (sv[1], BRIG_SYNC_READY, 0, NULL, 0, -1);
       _exit (child_mkdir ());
     }
   close (sv[1]);
-  tap_ok (brig_seccomp_receive_listener (sv[0], pid, &fd, &err) == 0 && fd >= 0,
+  tap_ok (brig_hs_seccomp_receive (sv[0], pid, &fd, &err) == 0 && fd >= 0,
           "listener fd taken over (%s): %s", notify_sendmsg ? "pidfd_getfd" : "SCM_RIGHTS",
           err.msg ? err.msg : "ok");
   brig_error_clear (&err);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "state.h"
+#include "container/state.h"
 #include "tap.h"
 
 static char *

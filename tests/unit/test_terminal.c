@@ -12,9 +12,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "exec.h"
+#include "container/exec.h"
 #include "tap.h"
-#include "terminal.h"
+#include "process/terminal.h"
 #include "utils.h"
 
 /* In a child of its own session (no controlling terminal) with stdio on

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "cgroup_record.h"
+#include "container/resources_record.h"
 #include "sandbox/check_internal.h"
 #include "utils.h"
 
@@ -50,29 +50,6 @@ const char *
 brig_check_severity_name (enum brig_check_severity s)
 {
   return severity_names[s];
-}
-
-void
-check_add (struct brig_check_report *rep, const struct brig_check_rule *rule,
-           enum brig_check_severity sev, char *path, const char *fmt, ...)
-{
-  struct brig_finding *f;
-  va_list ap;
-  char *msg;
-
-  if (rule->profile > rep->profile)
-    {
-      free (path);
-      return;
-    }
-  va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
-  va_end (ap);
-  rep->findings = xrealloc (rep->findings, (rep->len + 1) * sizeof *rep->findings);
-  f = &rep->findings[rep->len++];
-  *f = (struct brig_finding) { .rule = rule, .severity = sev, .path = path, .message = msg };
-  rep->counts[sev]++;
 }
 
 void

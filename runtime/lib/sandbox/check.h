@@ -165,7 +165,7 @@ int brig_policy_load (const char *path, struct brig_policy *pol, bool *found, br
 int brig_policy_enforce (const char *path, const oci_config *cfg, const char *bundle,
                          brig_error *err);
 
-/* create's two looks (container_validate.c). */
+/* create's two looks (container/validate.c). */
 struct brig_policy_create {
   const char *path;
   const char *bundle;

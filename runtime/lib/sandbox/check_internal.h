@@ -52,6 +52,21 @@ int check_resolve_path (const char *path, char *out, size_t size);
 void check_run_mount_rules (const oci_config *cfg, const struct check_mount_rules *rules,
                             struct brig_check_report *rep);
 /* The rules check_judge.c adds findings of (entries of brig_check_rules). */
+/* The rules, by index into brig_check_rules[] (check_table.c). */
+enum {
+  R_CAP_ADDED, R_CAP_NOT_DROPPED, R_CAP_ANY,
+  R_NS_MOUNT, R_NS_PID, R_NS_NETWORK, R_NS_IPC, R_NS_UTS, R_NS_CGROUP,
+  R_NO_USERNS, R_ROOT_USER,
+  R_SECCOMP_UNCONFINED, R_SECCOMP_DENYLIST, R_NO_NEW_PRIVS, R_LSM_UNCONFINED,
+  R_SENSITIVE_MOUNT, R_HOST_BIND_WRITABLE, R_PROPAGATION_SHARED,
+  R_DEVICES_ALL, R_HOST_DEVICE, R_PROC_UNMASKED, R_KERNEL_FS_WRITABLE, R_SYSCTL_UNSAFE,
+  R_ROOTFS_WRITABLE, R_NO_MEMORY_LIMIT, R_NO_PIDS_LIMIT, R_NO_CPU_LIMIT,
+  R_EGRESS_UNSET,
+  R_PROCFS_MOUNT, R_KERNEL_FS_MOUNT, R_BLOCK_DEVICE_MOUNT, R_SECCOMP_DEFAULT_PERMITS,
+  R_NOT_CHECKED, R_EGRESS_ALLOW_METADATA, R_EGRESS_ALLOW_PRIVATE, R_EGRESS_ALLOW_POLICY,
+  R_COUNT
+};
+
 extern const struct brig_check_rule *const check_rule_not_checked;
 extern const struct brig_check_rule *const check_rule_allow_metadata;
 extern const struct brig_check_rule *const check_rule_allow_private;

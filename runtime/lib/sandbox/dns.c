@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dns.h"
+#include "sandbox/dns.h"
 #include "utils.h"
 
 #define MAX_SERVERS 3
@@ -264,14 +264,6 @@ judge (const uint8_t *m, size_t len, uint16_t id, const char *name, uint16_t qty
   return V_OK;
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (int64_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static bool
 same_peer (const struct sockaddr_storage *a, const struct server *s)
 {
@@ -296,7 +288,7 @@ try_server (const struct server *s, const char *name, int timeout_ms,
   enum verdict got[2] = { V_IGNORE, V_IGNORE };
   uint16_t ids[2];
   uint8_t q[300], m[1500];
-  int64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = brig_mono_ms () + timeout_ms;
   _cleanup_close_ int fd = -1;
   size_t n0 = *n;
 
@@ -318,7 +310,7 @@ try_server (const struct server *s, const char *name, int timeout_ms,
       struct pollfd p = { .fd = fd, .events = POLLIN };
       struct sockaddr_storage from;
       socklen_t fl = sizeof from;
-      int64_t left = deadline - now_ms ();
+      int64_t left = deadline - brig_mono_ms ();
       ssize_t r;
       if (left <= 0 || poll (&p, 1, (int) left) <= 0)
         return V_FAIL;
@@ -376,7 +368,7 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
       || (len > 8 && strcasecmp (qname + len - 8, ".invalid") == 0))
     return brig_error_say (err, ENOENT, "host \"%s\" does not exist (.invalid)", name);
   if (*deadline == 0)
-    *deadline = now_ms () + BRIG_DNS_BUDGET_MS;
+    *deadline = brig_mono_ms () + BRIG_DNS_BUDGET_MS;
   if (read_conf (&c, err) < 0)
     return brig_error_wrap (err, "host \"%s\": not in /etc/hosts, and no nameserver", name);
   if (c.n == 0)
@@ -386,7 +378,7 @@ brig_dns_resolve (const char *name, int64_t *deadline, struct brig_dns_addr *out
     for (size_t i = 0; i < c.n; i++)
       {
         enum verdict v;
-        int64_t left = *deadline - now_ms ();
+        int64_t left = *deadline - brig_mono_ms ();
         if (left <= 0)
           return brig_error_say (err, ETIMEDOUT, "host \"%s\": the %d s that all of the "
                                  "policy's DNS lookups may take are spent", name,

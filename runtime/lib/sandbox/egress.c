@@ -14,9 +14,9 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "dns.h"
-#include "egress.h"
-#include "egress_addr.h"
+#include "sandbox/dns.h"
+#include "sandbox/egress.h"
+#include "sandbox/egress_addr.h"
 #include "utils.h"
 
 #define MAX_ENTRIES 256

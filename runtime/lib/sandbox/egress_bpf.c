@@ -1,5 +1,5 @@
 /* The kernel side of the egress policy: cgroup BPF programs brig writes
- * itself (as cgroup_devices_bpf.c does), so the static binary needs no
+ * itself (as cgroup/devices_bpf.c does), so the static binary needs no
  * library and the hot path no helper process.
  *
  *   connect4/connect6     every connect() (TCP, connected UDP, ...)
@@ -46,9 +46,9 @@
 #include <unistd.h>
 
 #include "bpf_insn.h"
-#include "egress.h"
-#include "egress_addr.h"
-#include "egress_internal.h"
+#include "sandbox/egress.h"
+#include "sandbox/egress_addr.h"
+#include "sandbox/egress_internal.h"
 #include "log.h"
 #include "utils.h"
 

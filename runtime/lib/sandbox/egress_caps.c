@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capnames.h"
-#include "egress.h"
+#include "process/capnames.h"
+#include "sandbox/egress.h"
 #include "namespaces.h"
 #include "utils.h"
 

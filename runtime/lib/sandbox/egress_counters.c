@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "bpf_insn.h"
-#include "egress.h"
-#include "egress_internal.h"
+#include "sandbox/egress.h"
+#include "sandbox/egress_internal.h"
 #include "utils.h"
 
 static int

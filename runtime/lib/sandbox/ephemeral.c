@@ -20,8 +20,8 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
-#include "ephemeral.h"
-#include "pod.h"
+#include "sandbox/ephemeral.h"
+#include "sandbox/pod.h"
 #include "utils.h"
 
 /* "123", "64k", "256m", "2g" (powers of 1024, either case) to bytes. */

@@ -5,7 +5,7 @@
  * which must not include these keys (docs/engines.md). */
 #include <string.h>
 
-#include "pod.h"
+#include "sandbox/pod.h"
 
 bool
 brig_pod_sandbox_container (const oci_map *annotations)

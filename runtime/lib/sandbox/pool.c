@@ -13,15 +13,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "container.h"
+#include "container/container.h"
 #include "log.h"
 #include "ocispec.h"
-#include "pool.h"
-#include "pool_internal.h"
+#include "sandbox/pool.h"
+#include "sandbox/pool_internal.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/reset.h"
-#include "state.h"
-#include "tenancy.h"
+#include "container/state.h"
+#include "container/tenancy.h"
 #include "utils.h"
 
 #ifndef RENAME_NOREPLACE

@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "container.h"
-#include "pool_internal.h"
+#include "container/container.h"
+#include "sandbox/pool_internal.h"
 #include "utils.h"
 
 /* What the child hands back: its result, its error and (reset) the report

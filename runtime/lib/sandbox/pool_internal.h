@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "container.h"
+#include "container/container.h"
 #include "context.h"
 #include "error.h"
 #include "sandbox/reset.h"

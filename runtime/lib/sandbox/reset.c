@@ -19,26 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "container_respawn.h"
+#include "container/respawn.h"
 #include "log.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/extension.h"
 #include "sandbox/reset_internal.h"
-#include "state.h"
-#include "tenancy.h"
+#include "container/state.h"
+#include "container/tenancy.h"
 #include "utils.h"
-
-void
-reset_check_add (struct brig_reset_report *rep, const char *name, bool ok, char *detail)
-{
-  rep->checks = xrealloc (rep->checks, (rep->n + 1) * sizeof *rep->checks);
-  rep->checks[rep->n++] = (struct brig_reset_check) { .name = xstrdup (name), .ok = ok,
-                                                      .detail = ok ? NULL : detail };
-  if (ok)
-    free (detail);
-  if (!ok)
-    rep->ok = false;
-}
 
 void
 brig_reset_report_free (struct brig_reset_report *rep)
@@ -53,22 +42,6 @@ brig_reset_report_free (struct brig_reset_report *rep)
   free (rep->checks);
   rep->checks = NULL;
   rep->n = 0;
-}
-
-static double
-mono_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
-static void
-sleep_ms (long ms)
-{
-  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
 }
 
 /* SIGKILL to everything, frozen or not, and wait (up to 10 s) until no
@@ -105,7 +78,7 @@ kill_everything (brig_container *c, brig_cgroup *cg, bool *init_exited)
        * again for what forked meanwhile */
       if (waited == 0 || step >= 8)
         brig_cgroup_kill_all (cg, SIGKILL, NULL);
-      sleep_ms (step);
+      brig_sleep_ms (step);
       waited += step;
       step = step < 16 ? step * 2 : 16;
     }
@@ -511,31 +484,31 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
   brig_container *c = x->c;
   struct brig_respawn *rs = &x->rs;
   _cleanup_free_ char *why = NULL;
-  double t0 = mono_ms ();
+  double t0 = brig_mono_ms_f ();
   int r;
 
   r = reset_kill (x, rep, err);
   if (r < 0)
     return r;
-  brig_debug ("reset: kill %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: kill %.3f ms", brig_mono_ms_f () - t0);
   if (!rep->ok)
     {
       why = failed_names (rep);
       return mark_failed (c, why, err);
     }
 
-  brig_debug ("reset: ns scan %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: ns scan %.3f ms", brig_mono_ms_f () - t0);
   /* The page cache (when over the memory.usage check's bound: that check
    * still runs on the new init) and the peaks the tenant left. */
   brig_cgroup_reset_counters (x->cg, BRIG_RESET_MEMORY_BOUND);
   /* the egress policy's denials were the old tenant's (`events --stats`) */
-  if (c->st.egress && brig_egress_reset_counters (brig_cgroup_unified_dir (x->cg), err) < 0)
+  if (c->st.ext && c->st.ext->egress && brig_egress_reset_counters (brig_cgroup_unified_dir (x->cg), err) < 0)
     {
       why = xstrdup (err->msg ? err->msg : "the egress denial counters were not emptied");
       brig_error_clear (err);
       return mark_failed (c, why, err);
     }
-  brig_debug ("reset: counters %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: counters %.3f ms", brig_mono_ms_f () - t0);
   /* The config's limits, written again: a tenant that could write its
    * own cgroup's files (a v1 cgroupfs mounted rw, uid 0) raised them, and
    * the kept cgroup would have handed that to the next tenant. The
@@ -558,7 +531,7 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
           return mark_failed (c, why, err);
         }
     }
-  brig_debug ("reset: limits %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: limits %.3f ms", brig_mono_ms_f () - t0);
 
   /* The pinned network namespace, when nothing of the tenant is left in it. */
   {
@@ -572,9 +545,9 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
       unpin_netns (c->dirfd);
   }
 
-  brig_debug ("reset: netns %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: netns %.3f ms", brig_mono_ms_f () - t0);
   r = brig_container_respawn (rs, err);
-  brig_debug ("reset: respawn %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: respawn %.3f ms", brig_mono_ms_f () - t0);
   if (r < 0)
     {
       why = xstrdup (err->msg ? err->msg : "a new init could not be made");
@@ -594,7 +567,7 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
       }
     reset_verify_init (x->cfg, mine, rs->pid, c->dirfd, x->cg, x->old_pid, x->old_start, rep);
   }
-  brig_debug ("reset: verify %.3f ms", mono_ms () - t0);
+  brig_debug ("reset: verify %.3f ms", brig_mono_ms_f () - t0);
   if (rep->ok)
     {
       /* A fresh start: what the execs of the old tenancy were given

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "error.h"
 #include "namespaces.h"
 #include "ocispec.h"

@@ -15,7 +15,7 @@
 
 #include "log.h"
 #include "sandbox/reset_internal.h"
-#include "tenancy.h"
+#include "container/tenancy.h"
 #include "utils.h"
 
 int

@@ -25,7 +25,7 @@
 #include "paths.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/reset_internal.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 /* include/linux/magic.h of the kernel sources; not in the uapi header */
@@ -722,4 +722,16 @@ reset_verify_init (const oci_config *cfg, unsigned long new_flags, pid_t pid, in
   check_seccomp (cfg, pid, rep);
   if (cg)
     check_usage (cg, dirfd, old_pid, old_start, rep);
+}
+
+void
+reset_check_add (struct brig_reset_report *rep, const char *name, bool ok, char *detail)
+{
+  rep->checks = xrealloc (rep->checks, (rep->n + 1) * sizeof *rep->checks);
+  rep->checks[rep->n++] = (struct brig_reset_check) { .name = xstrdup (name), .ok = ok,
+                                                      .detail = ok ? NULL : detail };
+  if (ok)
+    free (detail);
+  if (!ok)
+    rep->ok = false;
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "sandbox/reset_internal.h"
-#include "state.h"
+#include "container/state.h"
 #include "utils.h"
 
 /* Whether /proc/PID/cgroup (pid as text) names cgpath in some hierarchy:

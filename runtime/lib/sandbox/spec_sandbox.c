@@ -7,7 +7,7 @@
 
 #include "sandbox/spec_sandbox.h"
 #include "sandbox/userns_auto.h"
-#include "seccomp.h"
+#include "seccomp/seccomp.h"
 #include "utils.h"
 
 /* Kept as JSON so it reads like the document it produces. Holes: uid base,

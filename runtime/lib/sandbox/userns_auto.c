@@ -22,7 +22,7 @@
 
 #include "log.h"
 #include "paths.h"
-#include "rootfs.h"
+#include "rootfs/rootfs.h"
 #include "sandbox/userns_auto.h"
 #include "utils.h"
 
