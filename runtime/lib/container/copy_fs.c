@@ -291,6 +291,8 @@ struct extractor {
   int base;              /* the directory everything goes under */
   char *top;             /* the archive's first name, normalized; NULL: as is */
   char *as;              /* what top becomes under base ("": base itself) */
+  char *pdir;            /* the last entry's directory below base ... */
+  int pfd;               /* ... open (O_PATH), or -1 */
   char *buf;
 };
 
@@ -354,38 +356,55 @@ target_of (struct extractor *x, const char *name)
   return *x->as ? xasprintf ("%s/%s", x->as, n + tl + 1) : xstrdup (n + tl + 1);
 }
 
-/* The directory an entry goes into, by no symlink at all below base. */
+/* The directory dir below base, by no symlink at all (a new fd). */
 static int
-open_parent (struct extractor *x, const char *rel, const char **last, const char *name)
+open_dir (struct extractor *x, const char *dir, const char *name)
 {
-  const char *s = strrchr (rel, '/');
-  _cleanup_free_ char *dir = NULL;
-  int fd;
+  int fd = *dir ? brig_path_open_in_root_nolinks (x->base, dir, O_PATH | O_DIRECTORY)
+                : fcntl (x->base, F_DUPFD_CLOEXEC, 3);
 
-  if (s == NULL)
-    {
-      *last = rel;
-      fd = dup (x->base);
-      return fd < 0 ? brig_error_errno (x->err, "%s", name) : fd;
-    }
-  *last = s + 1;
-  dir = strndup (rel, (size_t) (s - rel));
-  fd = brig_path_open_in_root_nolinks (x->base, dir, O_PATH | O_DIRECTORY);
+  if (*dir == '\0' && fd < 0)
+    fd = -errno;
   if (fd < 0)
     return brig_error_set (x->err, -fd, "%s: its directory%s", name,
                            fd == -ELOOP || fd == -EXDEV ? " is or passes a symlink" : "");
   return fd;
 }
 
-/* A fresh name for a new entry in dirfd, made by make (0 or -errno). */
+/* The directory an entry goes into (borrowed: the last one is kept, as
+ * the entries of one directory come together). */
 static int
-make_temp (int dirfd, char tmp[32], int (*make) (int dirfd, const char *tmp, void *data),
-           void *data)
+open_parent (struct extractor *x, const char *rel, const char **last, const char *name)
 {
+  const char *s = strrchr (rel, '/');
+  _cleanup_free_ char *dir = s ? strndup (rel, (size_t) (s - rel)) : xstrdup ("");
+
+  *last = s ? s + 1 : rel;
+  if (x->pfd >= 0 && strcmp (x->pdir, dir) == 0)
+    return x->pfd;
+  if (x->pfd >= 0)
+    close (x->pfd);
+  free (x->pdir);
+  x->pdir = brig_steal_ptr (dir);
+  x->pfd = open_dir (x, x->pdir, name);
+  return x->pfd;
+}
+
+/* Make a new entry in dirfd with make: at its final name when nothing is
+ * there (tmp = ""), else under a fresh temporary name (tmp) to be renamed
+ * over it. Neither follows a symlink found at the name. 0 or -errno. */
+static int
+make_new (int dirfd, const char *last, char tmp[32],
+          int (*make) (int dirfd, const char *tmp, void *data), void *data)
+{
+  int r = make (dirfd, last, data);
+
+  tmp[0] = '\0';
+  if (r != -EEXIST)
+    return r;
   for (int i = 0; i < 16; i++)
     {
       unsigned v;
-      int r;
       if (getrandom (&v, sizeof v, 0) != sizeof v)
         v = (unsigned) rand ();
       snprintf (tmp, 32, ".brig-cp.%08x", v);
@@ -474,24 +493,25 @@ copy_data (struct extractor *x, int fd, const struct brig_tar_entry *e)
     }
 }
 
-/* The object made under tmp in dirfd (fd: open for its metadata, or -1)
- * gets its owner, mode and mtime, then its final name. */
+/* The object made by make_new in dirfd (fd: open for its metadata, or
+ * -1) gets its owner, mode and mtime, then its final name. */
 static int
 finish (struct extractor *x, int dirfd, const char *tmp, int fd, const char *last,
         const struct brig_tar_entry *e)
 {
   struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
-  int r = set_owner (x, fd, dirfd, tmp, e);
+  const char *at = *tmp ? tmp : last;
+  int r = set_owner (x, fd, dirfd, at, e);
 
   /* after the chown, which would clear the setuid bits again */
   if (r == 0 && fd >= 0 && fchmod (fd, entry_mode (x, e)) < 0)
     r = brig_error_errno (x->err, "%s: mode", e->name);
-  if (r == 0 && (fd >= 0 ? futimens (fd, ts) : utimensat (dirfd, tmp, ts, AT_SYMLINK_NOFOLLOW)) < 0)
+  if (r == 0 && (fd >= 0 ? futimens (fd, ts) : utimensat (dirfd, at, ts, AT_SYMLINK_NOFOLLOW)) < 0)
     r = brig_error_errno (x->err, "%s: mtime", e->name);
-  if (r == 0 && renameat (dirfd, tmp, dirfd, last) < 0)
+  if (r == 0 && *tmp && renameat (dirfd, tmp, dirfd, last) < 0)
     r = brig_error_errno (x->err, "%s", e->name);
   if (r < 0)
-    unlinkat (dirfd, tmp, 0);
+    unlinkat (dirfd, at, 0);
   return r;
 }
 
@@ -519,8 +539,9 @@ extract_dir (struct extractor *x, int dirfd, const char *last, const struct brig
 static int
 extract_entry (struct extractor *x, const struct brig_tar_entry *e)
 {
-  _cleanup_free_ char *rel = target_of (x, e->name), *lrel = NULL;
-  _cleanup_close_ int dirfd = -1, ldir = -1;
+  _cleanup_free_ char *rel = target_of (x, e->name), *lrel = NULL, *ldir_name = NULL;
+  _cleanup_close_ int ldir = -1;
+  int dirfd;
   char tmp[32];
   const char *last, *llast;
   int r;
@@ -545,24 +566,24 @@ extract_entry (struct extractor *x, const struct brig_tar_entry *e)
       {
         struct file_make m = { -1, 0 };
         _cleanup_close_ int fd = -1;
-        if ((r = make_temp (dirfd, tmp, make_file, &m)) < 0)
+        if ((r = make_new (dirfd, last, tmp, make_file, &m)) < 0)
           return brig_error_set (x->err, -r, "%s", e->name);
         fd = m.fd;
         if ((r = copy_data (x, fd, e)) < 0)
           {
-            unlinkat (dirfd, tmp, 0);
+            unlinkat (dirfd, *tmp ? tmp : last, 0);
             return r;
           }
         return finish (x, dirfd, tmp, fd, last, e);
       }
     case BRIG_TAR_SYMLINK:
-      if ((r = make_temp (dirfd, tmp, make_symlink, e->link ? e->link : (char *) "")) < 0)
+      if ((r = make_new (dirfd, last, tmp, make_symlink, e->link ? e->link : (char *) "")) < 0)
         return brig_error_set (x->err, -r, "%s", e->name);
       return finish (x, dirfd, tmp, -1, last, e);
     case BRIG_TAR_FIFO:
       {
         mode_t mode = entry_mode (x, e);
-        if ((r = make_temp (dirfd, tmp, make_fifo, &mode)) < 0)
+        if ((r = make_new (dirfd, last, tmp, make_fifo, &mode)) < 0)
           return brig_error_set (x->err, -r, "%s", e->name);
         return finish (x, dirfd, tmp, -1, last, e);
       }
@@ -572,12 +593,15 @@ extract_entry (struct extractor *x, const struct brig_tar_entry *e)
         if (e->link == NULL || (lrel = target_of (x, e->link)) == NULL || *lrel == '\0')
           return lrel ? brig_error_say (x->err, EINVAL, "%s: a hard link to nothing", e->name)
                       : -EINVAL;
-        if ((ldir = open_parent (x, lrel, &llast, e->link)) < 0)
+        llast = strrchr (lrel, '/');
+        ldir_name = llast ? strndup (lrel, (size_t) (llast - lrel)) : xstrdup ("");
+        llast = llast ? llast + 1 : lrel;
+        if ((ldir = open_dir (x, ldir_name, e->link)) < 0)
           return ldir;
         m = (struct link_make) { ldir, llast };
-        if ((r = make_temp (dirfd, tmp, make_link, &m)) < 0)
+        if ((r = make_new (dirfd, last, tmp, make_link, &m)) < 0)
           return brig_error_set (x->err, -r, "%s: link to %s", e->name, e->link);
-        if (renameat (dirfd, tmp, dirfd, last) < 0)
+        if (*tmp && renameat (dirfd, tmp, dirfd, last) < 0)
           {
             r = brig_error_errno (x->err, "%s", e->name);
             unlinkat (dirfd, tmp, 0);
@@ -651,7 +675,7 @@ int
 brig_copy_extract_path (struct brig_tar *t, const struct brig_copy_side *side, const char *path,
                         bool as_is, bool contents, brig_error *err)
 {
-  struct extractor x = { .t = t, .side = side, .err = err, .base = -1 };
+  struct extractor x = { .t = t, .side = side, .err = err, .base = -1, .pfd = -1 };
   struct brig_tar_entry e = { 0 };
   int r = brig_tar_read_header (t, &e, err);
 
@@ -669,6 +693,9 @@ brig_copy_extract_path (struct brig_tar *t, const struct brig_copy_side *side, c
   brig_tar_entry_clear (&e);
   free (x.top);
   free (x.as);
+  free (x.pdir);
+  if (x.pfd >= 0)
+    close (x.pfd);
   free (x.buf);
   if (x.base >= 0)
     close (x.base);
