@@ -445,9 +445,14 @@ brig_tar_read_header (struct brig_tar *t, struct brig_tar_entry *e, brig_error *
             }
           return 1;
         }
-      if (!sum_ok (&h) || !number (h.size, sizeof h.size, &size) || (r = read_meta (t, size, &meta)) < 0)
+      if (!sum_ok (&h) || !number (h.size, sizeof h.size, &size))
         {
-          r = r < 0 ? r : -EBADMSG;
+          r = -EBADMSG;
+          goto bad;
+        }
+      if ((r = read_meta (t, size, &meta)) < 0)
+        {
+          free (meta);
           goto bad;
         }
       if (h.type == 'x')
