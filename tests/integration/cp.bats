@@ -138,6 +138,11 @@ hard" ]
 	mkdir "$BUNDLE/rootfs/home/a" && chown "$MAP_HOST:$MAP_HOST" "$BUNDLE/rootfs/home/a"
 	brig cp -a - c:/home/a <"$HOST/in.tar"
 	[ "$(in_ctr c 'stat -c "%u %g" /home/a/t.txt')" = "1000 1000" ]
+	# an id the container's user namespace does not map fails by name
+	tar -C "$HOST/src" --owner 70000 --group 70000 -cf "$HOST/unmapped.tar" t.txt
+	run brig cp -a - c:/home/a <"$HOST/unmapped.tar"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "t.txt: owner 70000:70000 (not mapped)"
 	# host view: the container's 1000 is the host's MAP_HOST+1000
 	[ "$(stat -c %u "$BUNDLE/rootfs/home/a/t.txt")" = $((MAP_HOST + 1000)) ]
 	# out as a stream: the entry under the source's name, the container's view of ids
@@ -199,6 +204,11 @@ hard" ]
 	[ "$(stat -c %a "$HOST/suid")" = 755 ]
 	brig cp c:/home "$HOST/home"
 	[ "$(stat -c %a "$HOST/home")" = 755 ]
+	# a directory that is there keeps its mode
+	in_ctr c 'mkdir -p /open && chmod 0777 /open'
+	mkdir -m 0700 "$HOST/open"
+	brig cp c:/open/. "$HOST/open"
+	[ "$(stat -c %a "$HOST/open")" = 700 ]
 	# an archive with a symlink out, a file through it, and "../"
 	mkdir "$HOST/a" "$HOST/b"
 	ln -s "$CANARY" "$HOST/a/l"

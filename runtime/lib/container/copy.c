@@ -151,6 +151,9 @@ child_main (struct copy_run *x)
   /* before anything of the container can see us */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit (2);
+  /* the copy ends with the caller, even one blocked on a tenant's file */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () == 1)
+    _exit (2);
   sigaction (SIGPIPE, &ign, NULL);
   close_others (x);
   r = child_join (x, &err);

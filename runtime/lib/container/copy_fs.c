@@ -521,14 +521,19 @@ extract_dir (struct extractor *x, int dirfd, const char *last, const struct brig
   _cleanup_close_ int fd = -1;
   struct stat st;
   struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
+  bool made = mkdirat (dirfd, last, 0700) == 0;
 
-  if (mkdirat (dirfd, last, 0700) < 0 && errno != EEXIST)
+  if (!made && errno != EEXIST)
     return brig_error_errno (x->err, "%s", e->name);
   fd = openat (dirfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
     return brig_error_say (x->err, EEXIST, "%s: exists and is not a directory", e->name);
   if (fd < 0 || fstat (fd, &st) < 0)
     return brig_error_errno (x->err, "%s", e->name);
+  /* a directory that was there keeps its owner and mode: the archive (a
+   * tenant's, copied out) must not make the caller's directory 0777 */
+  if (!made)
+    return 0;
   if (set_owner (x, fd, -1, NULL, e) < 0)
     return -EPERM;
   if (fchmod (fd, entry_mode (x, e)) < 0 || futimens (fd, ts) < 0)
