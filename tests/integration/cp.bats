@@ -288,3 +288,16 @@ hard" ]
 	[ "$(in_ctr c 'cat /tmp/p')" = p ]
 	[ "$(cat "$HOST/p.out")" = p ]
 }
+
+@test "cp: a tar stream longer than the pipe, with the record padding after its end" {
+	start_userns c
+	mkdir "$HOST/src"
+	head -c $((3 << 20)) /dev/urandom >"$HOST/src/r"
+	# a 1 MiB record: up to a record of zeros after the archive's end blocks
+	tar -C "$HOST/src" -b 2048 -cf "$HOST/big.tar" r
+	local i
+	for i in 1 2 3; do
+		brig cp - c:/tmp <"$HOST/big.tar"
+	done
+	[ "$(in_ctr c 'sha256sum </tmp/r')" = "$(sha256sum <"$HOST/src/r")" ]
+}

@@ -170,7 +170,13 @@ child_main (struct copy_run *x)
   t = xmalloc0 (sizeof *t);
   brig_tar_init (t, x->data[1]);
   if (x->into)
-    r = brig_copy_extract_path (t, &side, x->o->path, x->o->as_is, x->o->contents, &err);
+    {
+      r = brig_copy_extract_path (t, &side, x->o->path, x->o->as_is, x->o->contents, &err);
+      /* what follows the archive's end (tar pads to its record size):
+       * read, so that the caller's side does not see the pipe close */
+      while (r == 0 && read (x->data[1], t->buf, sizeof t->buf) > 0)
+        ;
+    }
   else
     r = brig_copy_write_path (t, &side, x->o->path, x->o->follow, &err);
   if (r < 0)
