@@ -19,12 +19,15 @@ RESULTS="${RESULTS:-$HERE/results}"
 [ -x /bin/busybox ] || { echo "cp.sh: needs busybox-static" >&2; exit 1; }
 WORK="$(mktemp -d /tmp/brig-bench-cp.XXXXXX)"
 ROOT="$WORK/root"
+# the host's sources and destinations on tmpfs, as the container's /data:
+# the copy is measured, not the disk (other work on the machine journals)
+SHM="$(mktemp -d /dev/shm/brig-bench-cp.XXXXXX)"
 cleanup() {
 	"$BRIG" --root "$ROOT" delete -f c >/dev/null 2>&1 || true
 	for d in /sys/fs/cgroup/*/brig-bench-cp /sys/fs/cgroup/brig-bench-cp; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	rm -rf "$WORK"
+	rm -rf "$WORK" "$SHM"
 }
 trap cleanup EXIT
 
@@ -40,13 +43,13 @@ for a in sh sleep tar rm mkdir cat; do ln -s busybox "$WORK/b/rootfs/bin/$a"; do
 PID="$("$BRIG" --root "$ROOT" state c | jq -r .pid)"
 
 # the sources on the host, and the containers' copies to read back
-mkdir -p "$WORK/src/tree" "$WORK/out"
-head -c $((16 << 20)) /dev/urandom >"$WORK/src/big"
-: >"$WORK/src/empty"
-for i in $(seq 1000); do head -c 4096 /dev/urandom >"$WORK/src/tree/f$i"; done
+mkdir -p "$SHM/src/tree" "$SHM/out"
+head -c $((16 << 20)) /dev/urandom >"$SHM/src/big"
+: >"$SHM/src/empty"
+for i in $(seq 1000); do head -c 4096 /dev/urandom >"$SHM/src/tree/f$i"; done
 mkdir -p "$WORK/b/rootfs/data" # (the tmpfs is over it inside)
-"$BRIG" --root "$ROOT" cp "$WORK/src/big" c:/data/big
-"$BRIG" --root "$ROOT" cp "$WORK/src/tree" c:/data/tree
+"$BRIG" --root "$ROOT" cp "$SHM/src/big" c:/data/big
+"$BRIG" --root "$ROOT" cp "$SHM/src/tree" c:/data/tree
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 now() { date +%s%N; }
@@ -59,26 +62,26 @@ bcp() { "$BRIG" --root "$ROOT" cp "$@"; }
 run_case() {
 	local case="$1" method="$2" t0
 	shift 2
-	rm -rf "$WORK/out"/*
+	rm -rf "$SHM/out"/*
 	t0=$(now)
 	"$@" >/dev/null
 	echo $(( ($(now) - t0) / 1000 )) >>"$WORK/t.$case.$method"
 }
-in_file_ns() { tar -C "$WORK/src" -cf - big | ns tar -C /data -xf -; }
-in_file_ex() { tar -C "$WORK/src" -cf - big | bx tar -C /data -xf -; }
-in_file_cp() { bcp "$WORK/src/big" c:/data/big; }
-out_file_ns() { ns tar -C /data -cf - big | tar -C "$WORK/out" -xf -; }
-out_file_ex() { bx tar -C /data -cf - big </dev/null | tar -C "$WORK/out" -xf -; }
-out_file_cp() { bcp c:/data/big "$WORK/out/big"; }
-in_tree_ns() { tar -C "$WORK/src" -cf - tree | ns tar -C /data -xf -; }
-in_tree_ex() { tar -C "$WORK/src" -cf - tree | bx tar -C /data -xf -; }
-in_tree_cp() { bcp "$WORK/src/tree" c:/data; }
-out_tree_ns() { ns tar -C /data -cf - tree | tar -C "$WORK/out" -xf -; }
-out_tree_ex() { bx tar -C /data -cf - tree </dev/null | tar -C "$WORK/out" -xf -; }
-out_tree_cp() { bcp c:/data/tree "$WORK/out"; }
-empty_ns() { tar -C "$WORK/src" -cf - empty | ns tar -C /data -xf -; }
-empty_ex() { tar -C "$WORK/src" -cf - empty | bx tar -C /data -xf -; }
-empty_cp() { bcp "$WORK/src/empty" c:/data/empty; }
+in_file_ns() { tar -C "$SHM/src" -cf - big | ns tar -C /data -xf -; }
+in_file_ex() { tar -C "$SHM/src" -cf - big | bx tar -C /data -xf -; }
+in_file_cp() { bcp "$SHM/src/big" c:/data/big; }
+out_file_ns() { ns tar -C /data -cf - big | tar -C "$SHM/out" -xf -; }
+out_file_ex() { bx tar -C /data -cf - big </dev/null | tar -C "$SHM/out" -xf -; }
+out_file_cp() { bcp c:/data/big "$SHM/out/big"; }
+in_tree_ns() { tar -C "$SHM/src" -cf - tree | ns tar -C /data -xf -; }
+in_tree_ex() { tar -C "$SHM/src" -cf - tree | bx tar -C /data -xf -; }
+in_tree_cp() { bcp "$SHM/src/tree" c:/data; }
+out_tree_ns() { ns tar -C /data -cf - tree | tar -C "$SHM/out" -xf -; }
+out_tree_ex() { bx tar -C /data -cf - tree </dev/null | tar -C "$SHM/out" -xf -; }
+out_tree_cp() { bcp c:/data/tree "$SHM/out"; }
+empty_ns() { tar -C "$SHM/src" -cf - empty | ns tar -C /data -xf -; }
+empty_ex() { tar -C "$SHM/src" -cf - empty | bx tar -C /data -xf -; }
+empty_cp() { bcp "$SHM/src/empty" c:/data/empty; }
 
 CASES="in_file out_file in_tree out_tree empty"
 for i in $(seq "$N"); do
@@ -105,6 +108,7 @@ mkdir -p "$RESULTS"
 	done
 } >"$RESULTS/cp.csv"
 column -s, -t "$RESULTS/cp.csv"
+echo "N=$N, load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 awk -F, 'NR > 1 { t[$1 "," $2] = $3 } END {
 	n = split("in_file out_file in_tree out_tree empty", cs, " ")
