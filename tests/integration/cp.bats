@@ -301,3 +301,25 @@ hard" ]
 	done
 	[ "$(in_ctr c 'sha256sum </tmp/r')" = "$(sha256sum <"$HOST/src/r")" ]
 }
+
+@test "cp: a vacant pool member refuses cp by name; a claimed one takes it; the next tenant does not see it" {
+	local id
+	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true"
+		| .process.args = ["sleep", "1000000"]'
+	run brig pool fill v --bundle "$BUNDLE" --size 1
+	[ "$status" -eq 0 ]
+	id="$output"
+	echo f >"$HOST/f"
+	run brig cp "$HOST/f" "$id:/tmp/f"
+	[ "$status" -eq 1 ]
+	assert_contains "$output" "an available pool member"
+	[ "$(brig pool claim v)" = "$id" ]
+	brig cp "$HOST/f" "$id:/tmp/f"
+	[ "$(in_ctr "$id" 'cat /tmp/f')" = f ]
+	brig pool release "$id" >/dev/null
+	[ "$(brig pool claim v)" = "$id" ]
+	run in_ctr "$id" 'cat /tmp/f'
+	[ "$status" -ne 0 ]
+	brig pool drain v
+	assert_no_leftovers
+}
