@@ -425,7 +425,6 @@ brig_tar_read_header (struct brig_tar *t, struct brig_tar_entry *e, brig_error *
       t->pos += BLOCK;
       if (all_zero ((unsigned char *) &h))
         break;
-      t->entries++;
       if (h.type != 'x' && h.type != 'g' && h.type != 'L' && h.type != 'K')
         {
           r = decode (&h, e, &pre, has_size, has_mtime);
@@ -435,6 +434,7 @@ brig_tar_read_header (struct brig_tar *t, struct brig_tar_entry *e, brig_error *
           if (e->type != BRIG_TAR_FILE && e->type != '7')
             e->size = e->type == BRIG_TAR_DIR || e->type == BRIG_TAR_SYMLINK
                       || e->type == BRIG_TAR_HARDLINK ? 0 : e->size;
+          t->entries++;
           t->left = e->size;
           t->pad = (BLOCK - e->size % BLOCK) % BLOCK;
           if (e->name == NULL || e->name[0] == '\0' || strlen (e->name) >= 4096
@@ -470,7 +470,9 @@ brig_tar_read_header (struct brig_tar *t, struct brig_tar_entry *e, brig_error *
 bad:
   brig_tar_entry_clear (&pre);
   brig_tar_entry_clear (e);
-  return brig_error_set (err, -r, "tar entry %llu: %s", t->entries,
+  /* numbered as the entries a reader of the archive sees (pax and GNU
+   * long-name headers belong to the entry after them) */
+  return brig_error_set (err, -r, "tar entry %llu: %s", t->entries + 1,
                          r == -EPROTO ? "the archive ends inside it"
                          : r == -EBADMSG ? "a damaged header" : "read it");
 }
