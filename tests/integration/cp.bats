@@ -79,6 +79,35 @@ start_userns() {
 	[ -z "$(ls -a "$HOST" "$HOST/dir" | grep brig-cp)" ]
 }
 
+@test "cp: without a user namespace; -L follows the source's symlink; a symlink at DST" {
+	set_args sleep 1000
+	run_detached c
+	echo host >"$HOST/f"
+	ln -s f "$HOST/lnk"
+	brig cp "$HOST/f" c:/tmp/f
+	[ "$(in_ctr c 'cat /tmp/f; stat -c "%u %g" /tmp/f')" = "host
+0 0" ]
+	# without -L the symlink, with -L what it names (both sides)
+	brig cp "$HOST/lnk" c:/tmp/l1
+	brig cp -L "$HOST/lnk" c:/tmp/l2
+	[ "$(in_ctr c 'readlink /tmp/l1; cat /tmp/l2; [ -L /tmp/l2 ] || echo file')" = "f
+host
+file" ]
+	in_ctr c 'ln -s /etc/passwd /tmp/hn'
+	brig cp c:/tmp/hn "$HOST/hn1"
+	brig cp -L c:/tmp/hn "$HOST/hn2"
+	[ "$(readlink "$HOST/hn1")" = /etc/passwd ]
+	[ ! -L "$HOST/hn2" ] && [ -f "$HOST/hn2" ]
+	# DST a symlink to a directory: into it; to a file: the link is replaced
+	in_ctr c 'mkdir /tmp/d && ln -s /tmp/d /tmp/dl && echo keep >/tmp/t && ln -s /tmp/t /tmp/tl'
+	brig cp "$HOST/f" c:/tmp/dl
+	brig cp "$HOST/f" c:/tmp/tl
+	[ "$(in_ctr c 'cat /tmp/d/f /tmp/t /tmp/tl; [ -L /tmp/tl ] || echo replaced')" = "host
+keep
+host
+replaced" ]
+}
+
 @test "cp: a directory with and without /.: long names, symlinks, hard links, modes, mtimes" {
 	start_userns c
 	local long d
