@@ -352,3 +352,44 @@ hard" ]
 	brig pool drain v
 	assert_no_leftovers
 }
+
+@test "cp's container side: non-dumpable, only its pipe and socket, the container's user and mount namespaces and cgroups, not its pid namespace or freezer" {
+	start_userns c
+	local fifo="$HOST/fifo" p cpid="" init i fd
+	init="$(brig state c | jq -r .pid)"
+	mkfifo "$fifo"
+	"$RUNTIME" --root "$ROOT" cp - c:/tmp <"$fifo" >"$HOST/cp.out" 2>&1 &
+	p=$!
+	exec 7>"$fifo"
+	# the child, once it has joined (waiting for the stream)
+	for i in $(seq 100); do
+		cpid="$(pgrep -P "$p" || true)"
+		[ -n "$cpid" ] && [ "$(readlink "/proc/$cpid/ns/mnt")" = "$(readlink "/proc/$init/ns/mnt")" ] && break
+		sleep 0.05
+	done
+	echo "cp $p, its child $cpid, the init $init"
+	[ -n "$cpid" ]
+	[ "$(readlink "/proc/$cpid/ns/user")" = "$(readlink "/proc/$init/ns/user")" ]
+	[ "$(readlink "/proc/$cpid/ns/pid")" != "$(readlink "/proc/$init/ns/pid")" ]
+	# container root, and not dumpable: its /proc files stay host root's
+	[ "$(awk '/^Uid:/ {print $2}' "/proc/$cpid/status")" = "$MAP_HOST" ]
+	[ "$(stat -c %u "/proc/$cpid/status")" = 0 ]
+	# its fds: the container's "/" (O_PATH), the pipe, the socket; no host file
+	ls -l "/proc/$cpid/fd"
+	[ "$(ls "/proc/$cpid/fd" | wc -l)" -eq 3 ]
+	for fd in /proc/"$cpid"/fd/*; do
+		case "$(readlink "$fd")" in
+		/ | pipe:* | socket:*) ;;
+		*) echo "unexpected fd $fd -> $(readlink "$fd")"; false ;;
+		esac
+	done
+	# the container's memory and pids cgroups, not its freezer
+	grep -E ':(memory|pids):' "/proc/$cpid/cgroup"
+	[ "$(grep ':memory:' "/proc/$cpid/cgroup")" = "$(grep ':memory:' "/proc/$init/cgroup")" ] ||
+		[ ! -d /sys/fs/cgroup/memory ]
+	[ "$(grep ':pids:' "/proc/$cpid/cgroup")" = "$(grep ':pids:' "/proc/$init/cgroup")" ] ||
+		[ ! -d /sys/fs/cgroup/pids ]
+	! grep -q ":freezer:.*$CGROUP_NAME" "/proc/$cpid/cgroup" || false
+	exec 7>&-
+	wait "$p"
+}

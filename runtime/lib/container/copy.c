@@ -293,8 +293,8 @@ child_result (struct copy_run *x, brig_error *err)
     return brig_error_wrap (err, "%s container \"%s\"", x->verb, x->c->id);
   if (WIFSIGNALED (status))
     return brig_error_say (err, EINTR, "cannot %s container \"%s\": the copy was killed "
-                           "(signal %d): the container was reset, stopped or deleted meanwhile",
-                           x->verb, x->c->id, WTERMSIG (status));
+                           "(signal %d): the container was reset, stopped or deleted meanwhile, "
+                           "or it is at its memory limit", x->verb, x->c->id, WTERMSIG (status));
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
     return brig_error_say (err, EIO, "cannot %s container \"%s\": the copy failed",
                            x->verb, x->c->id);
