@@ -110,9 +110,7 @@ child_join (struct copy_run *x, brig_error *err)
 
   for (size_t i = 0; x->self && i < x->cs.n; i++)
     if ((int) i != x->freezer && write (x->cs.fd[i], "0", 1) < 0)
-      return errno == EAGAIN
-             ? brig_error_say (err, EAGAIN, "container \"%s\" is at its pids limit", x->c->id)
-             : brig_error_errno (err, "join the cgroup %s", x->cs.dir[i]);
+      return brig_error_errno (err, "join the cgroup %s", x->cs.dir[i]);
   for (size_t i = 0; x->self && i < x->cs.n; i++)
     close (x->cs.fd[i]);
   snprintf (path, sizeof path, "/proc/%d/root", (int) x->c->st.pid);
@@ -328,10 +326,19 @@ copy_run (struct copy_run *x, brig_copy_fn *fn, void *data, brig_error *err)
   close (brig_steal_fd (x->ctl[1]));
   brig_cgroup_self_close (x->cg, &x->cs);
   x->self = false;
-  r = read_ctl (x, &what, err);
+  read_ctl (x, &what, err);
+  if (what == 'E')
+    {
+      /* C could not join: its message is the error */
+      while (waitpid (x->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      x->pid = -1;
+      return brig_error_wrap (err, "%s container \"%s\"", x->verb, x->c->id);
+    }
   if (what != 'J')
     return child_result (x, err);
-  if (x->cg && !x->child_joins && x->c->status != BRIG_STATUS_PAUSED && (r = brig_cgroup_enter (x->cg, x->pid, err)) < 0)
+  if (x->cg && !x->child_joins && x->c->status != BRIG_STATUS_PAUSED
+      && (r = brig_cgroup_enter (x->cg, x->pid, err)) < 0)
     {
       kill (x->pid, SIGKILL);
       child_result (x, &host);
