@@ -122,6 +122,11 @@ replaced" ]
 	chmod 0750 "$d/sub"
 	chmod 0755 "$d/x"
 	touch -h -d '2001-02-03 04:05:06 UTC' "$d/x" "$d/abs"
+	# a read-only directory with an entry; a directory's mtime after its entries
+	mkdir "$d/ro"
+	echo r >"$d/ro/r"
+	chmod 0555 "$d/ro"
+	touch -d '2002-03-04 05:06:07 UTC' "$d/sub"
 	# to a missing DST: DST is created as the directory
 	brig cp "$d" c:/made
 	# to an existing directory: under its name; with /.: its contents
@@ -140,6 +145,9 @@ replaced" ]
 755 0 0
 981173106
 hard" ]
+		[ "$(in_ctr c "cd $dir && stat -c '%a %Y' sub ro && cat ro/r")" = "750 1015218367
+555 $(stat -c %Y "$d/ro")
+r" ]
 	done
 	[ -z "$(in_ctr c 'ls /into | grep -x tree')" ]
 	# and out again: the same tree
@@ -147,7 +155,8 @@ hard" ]
 	diff -r --no-dereference "$d" "$HOST/back"
 	[ "$(readlink "$HOST/back/abs")" = /etc/passwd ]
 	[ "$(stat -c %i "$HOST/back/x")" = "$(stat -c %i "$HOST/back/x.hard")" ]
-	[ "$(stat -c %a "$HOST/back/sub")" = 750 ]
+	[ "$(stat -c '%a %Y' "$HOST/back/sub")" = "750 1015218367" ]
+	[ "$(stat -c %a "$HOST/back/ro")" = 555 ]
 	mkdir "$HOST/contents"
 	brig cp c:/home/tree/. "$HOST/contents"
 	[ "$(cat "$HOST/contents/x")" = x ]

@@ -294,6 +294,12 @@ struct extractor {
   char *pdir;            /* the last entry's directory below base ... */
   int pfd;               /* ... open (O_PATH), or -1 */
   char *buf;
+  struct dir_made {      /* directories made: their mode and mtime are set */
+    char *rel;           /* last, after their contents (a 0555 directory */
+    mode_t mode;         /* still takes its entries; the mtime is the */
+    struct timespec mtime; /* archive's, not the time of the last entry) */
+  } *dirs;
+  size_t ndirs;
 };
 
 /* name without "/" at either end, "." and empty components; NULL for one
@@ -516,11 +522,11 @@ finish (struct extractor *x, int dirfd, const char *tmp, int fd, const char *las
 }
 
 static int
-extract_dir (struct extractor *x, int dirfd, const char *last, const struct brig_tar_entry *e)
+extract_dir (struct extractor *x, int dirfd, const char *rel, const char *last,
+             const struct brig_tar_entry *e)
 {
   _cleanup_close_ int fd = -1;
   struct stat st;
-  struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, e->mtime };
   bool made = mkdirat (dirfd, last, 0700) == 0;
 
   if (!made && errno != EEXIST)
@@ -536,9 +542,34 @@ extract_dir (struct extractor *x, int dirfd, const char *last, const struct brig
     return 0;
   if (set_owner (x, fd, -1, NULL, e) < 0)
     return -EPERM;
-  if (fchmod (fd, entry_mode (x, e)) < 0 || futimens (fd, ts) < 0)
-    return brig_error_errno (x->err, "%s: mode", e->name);
+  x->dirs = realloc (x->dirs, (x->ndirs + 1) * sizeof *x->dirs);
+  if (x->dirs == NULL)
+    abort ();
+  x->dirs[x->ndirs++] = (struct dir_made) { xstrdup (rel), entry_mode (x, e), e->mtime };
   return 0;
+}
+
+/* The mode and mtime of the directories made, deepest (latest) first,
+ * each found again with no symlink below base. */
+static int
+finish_dirs (struct extractor *x, int r)
+{
+  for (size_t i = x->ndirs; i-- > 0;)
+    {
+      struct dir_made *d = &x->dirs[i];
+      struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, d->mtime };
+      int fd = brig_path_open_in_root_nolinks (x->base, d->rel, O_RDONLY | O_DIRECTORY);
+      if (fd < 0 || fchmod (fd, d->mode) < 0 || futimens (fd, ts) < 0)
+        {
+          if (r == 0)
+            r = brig_error_set (x->err, fd < 0 ? -fd : errno, "%s: mode", d->rel);
+        }
+      if (fd >= 0)
+        close (fd);
+      free (d->rel);
+    }
+  free (x->dirs);
+  return r;
 }
 
 static int
@@ -565,7 +596,7 @@ extract_entry (struct extractor *x, const struct brig_tar_entry *e)
   switch (e->type)
     {
     case BRIG_TAR_DIR:
-      return extract_dir (x, dirfd, last, e);
+      return extract_dir (x, dirfd, rel, last, e);
     case BRIG_TAR_FILE:
     case '7':
       {
@@ -696,6 +727,8 @@ brig_copy_extract_path (struct brig_tar *t, const struct brig_copy_side *side, c
       r = r == 1 ? 0 : r < 0 ? r : 1;
     }
   brig_tar_entry_clear (&e);
+  if (x.base >= 0)
+    r = finish_dirs (&x, r < 0 ? r : 0);
   free (x.top);
   free (x.as);
   free (x.pdir);
