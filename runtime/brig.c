@@ -22,6 +22,7 @@ const struct brig_command brig_commands[] = {
   { "delete", "delete a container", cmd_delete },
   { "exec", "run a new process inside a running container", cmd_exec },
   { "ps", "list the processes of a container", cmd_ps },
+  { "cp", "copy files into or out of a container (tar with -)", cmd_cp },
   { "pause", "suspend all processes of a container", cmd_pause },
   { "resume", "resume a paused container", cmd_resume },
   { "update", "update the resource limits of a container", cmd_update },

@@ -73,6 +73,7 @@ int cmd_kill (struct brig_globals *g, int argc, char **argv);
 int cmd_delete (struct brig_globals *g, int argc, char **argv);
 int cmd_exec (struct brig_globals *g, int argc, char **argv);
 int cmd_ps (struct brig_globals *g, int argc, char **argv);
+int cmd_cp (struct brig_globals *g, int argc, char **argv);
 int cmd_reset (struct brig_globals *g, int argc, char **argv);
 int cmd_pause (struct brig_globals *g, int argc, char **argv);
 int cmd_resume (struct brig_globals *g, int argc, char **argv);

@@ -4,13 +4,15 @@
 # egress allow list (tests/fuzz/fuzz_dns, seeded with a few answers written
 # here). Prints TAP. Called by tests/run-tests.sh with BUILDDIR (the build
 # tree); FUZZ_TIME overrides the config parser's 20 s budget, FUZZ_DNS_TIME
-# the DNS parser's 10 s.
+# the DNS parser's 10 s; and brig cp's tar reader (tests/fuzz/fuzz_tar,
+# seeded with archives GNU tar writes here), FUZZ_TAR_TIME (10 s).
 set -u
 
 here="$(cd "$(dirname "$0")" && pwd)"
 BUILDDIR="${BUILDDIR:-$(pwd)}"
 FUZZ_TIME="${FUZZ_TIME:-20}"
 FUZZ_DNS_TIME="${FUZZ_DNS_TIME:-10}"
+FUZZ_TAR_TIME="${FUZZ_TAR_TIME:-10}"
 n=0
 failed=0
 
@@ -26,7 +28,8 @@ fuzz() {
 	n=$((n + 1))
 	if [ ! -x "$fuzzer" ]; then
 		reason="$name not built"
-		if [ -e "$BUILDDIR/tests/fuzz/build.log" ] || [ -e "$BUILDDIR/tests/fuzz/build-dns.log" ]; then
+		if [ -e "$BUILDDIR/tests/fuzz/build.log" ] || [ -e "$BUILDDIR/tests/fuzz/build-dns.log" ] ||
+			[ -e "$BUILDDIR/tests/fuzz/build-tar.log" ]; then
 			reason="$reason: clang could not build it, is its libFuzzer runtime missing? (Debian: libclang-rt-14-dev; see $BUILDDIR/tests/fuzz/build*.log)"
 		else
 			reason="$reason (no clang, or configured with --disable-fuzzing)"
@@ -49,7 +52,7 @@ fuzz() {
 	sed 's/^/# /' "$work/$name.log" | tail -n 60
 }
 
-echo "1..2"
+echo "1..3"
 mkdir "$work/config-seeds"
 cp "$here/../unit/fixtures/"*.json "$work/config-seeds/"
 fuzz fuzz_config "config parser" "$FUZZ_TIME" "$work/config-seeds" \
@@ -66,4 +69,16 @@ printf '\000\011\201\200\000\001\000\002\000\000\000\000\003www'"$q"'\000\001\00
 printf '\000\001\201\203\000\001\000\000\000\000\000\000'"$q"'\000\001\000\001' >"$d/nx"
 printf '\000\001\203\200\000\001\000\000\000\000\000\000'"$q"'\000\001\000\001' >"$d/tc"
 fuzz fuzz_dns "DNS answer parser" "$FUZZ_DNS_TIME" "$d" -max_len=1024
+
+# tar seeds: GNU and pax archives of a file, a long name, a symlink, a hard
+# link and a directory
+t="$work/tar-seeds" s="$work/tar-src"
+mkdir -p "$t" "$s/d/$(printf 'n%.0s' $(seq 1 110))"
+echo data >"$s/d/f"
+ln "$s/d/f" "$s/d/h"
+ln -s f "$s/d/l"
+for fmt in gnu pax ustar; do
+	tar -C "$s" --format="$fmt" -cf "$t/$fmt.tar" d 2>/dev/null || true
+done
+fuzz fuzz_tar "tar reader" "$FUZZ_TAR_TIME" "$t" -max_len=16384
 [ "$failed" -eq 0 ]
