@@ -38,9 +38,9 @@ obj_info (int fd, void *info, uint32_t len)
   return brig_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
 }
 
-/* The counter map of the connect4 program attached to dir, or -1. */
+/* The map named name of the program attached to cgfd for attach, or -1. */
 static int
-counter_map (int cgfd)
+find_map_of (int cgfd, uint32_t attach, const char *name, uint32_t key_size)
 {
   uint32_t ids[4], n = BRIG_ARRAY_SIZE (ids), map_ids[8];
   struct bpf_prog_info pi;
@@ -49,7 +49,7 @@ counter_map (int cgfd)
 
   memset (&a, 0, sizeof a);
   a.query.target_fd = (uint32_t) cgfd;
-  a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
+  a.query.attach_type = attach;
   a.query.prog_ids = (uint64_t) (uintptr_t) ids;
   a.query.prog_cnt = n;
   if (brig_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
@@ -69,12 +69,20 @@ counter_map (int cgfd)
       if (mfd < 0)
         continue;
       memset (&mi, 0, sizeof mi);
-      if (obj_info (mfd, &mi, sizeof mi) == 0 && strcmp (mi.name, BRIG_EGRESS_CNT_MAP_NAME) == 0
-          && mi.key_size == sizeof (struct cnt_key))
+      if (obj_info (mfd, &mi, sizeof mi) == 0 && strcmp (mi.name, name) == 0
+          && mi.key_size == key_size)
         return mfd;
       close (mfd);
     }
   return -1;
+}
+
+int
+brig_egress_find_map (int cgfd, const char *name, uint32_t key_size)
+{
+  /* connect4 holds the IPv4 trie and the counters, connect6 the IPv6 trie */
+  int fd = find_map_of (cgfd, BPF_CGROUP_INET4_CONNECT, name, key_size);
+  return fd >= 0 ? fd : find_map_of (cgfd, BPF_CGROUP_INET6_CONNECT, name, key_size);
 }
 
 /* The counter map of the programs attached to dir: 1 with *mfd, 0 when
@@ -90,7 +98,7 @@ counters_of (const char *dir, int *mfd, brig_error *err)
   cgfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgfd < 0)
     return brig_error_errno (err, "open %s", dir);
-  *mfd = counter_map (cgfd);
+  *mfd = brig_egress_find_map (cgfd, BRIG_EGRESS_CNT_MAP_NAME, sizeof (struct cnt_key));
   return *mfd >= 0;
 }
 
