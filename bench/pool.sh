@@ -93,8 +93,6 @@ note "\"brig\" = brig pool claim of a warm member; \"brig-cold\" = brig create +
 host_line
 versions
 
-pool fill lat --bundle "$WORK/bundle-brig-lat" --size 4 >/dev/null
-pool fill exec --bundle "$WORK/bundle-brig-exec" --size 4 >/dev/null
 
 # release_member ID: release it, recording the reset's own ms and the wall
 # time; a failed release is counted (and leaves the pool one member short).
@@ -221,6 +219,9 @@ if [ "${POOL_ONLY:-}" = claim-tenant ]; then
 	note "failures: $(for k in "${!FAILS[@]}"; do printf '%s=%s ' "$k" "${FAILS[$k]}"; done)"
 	exit 0
 fi
+
+pool fill lat --bundle "$WORK/bundle-brig-lat" --size 4 >/dev/null
+pool fill exec --bundle "$WORK/bundle-brig-exec" --size 4 >/dev/null
 
 # warm-up: page cache, binaries, the seccomp cache
 for i in -1 0; do for rt in "${RUNTIMES[@]}"; do one_latency "$rt" "$i"; done; done

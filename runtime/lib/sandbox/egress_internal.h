@@ -4,6 +4,7 @@
 #ifndef BRIG_SANDBOX_EGRESS_INTERNAL_H
 #define BRIG_SANDBOX_EGRESS_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,9 +45,14 @@ struct node {
 int brig_egress_nodes (const brig_egress_policy *p, int family, struct node **out, size_t *n_out,
                        brig_error *err);
 
-/* The map named name (key_size bytes of key) of the connect4 or connect6
+/* The map named name (key_size bytes of key) of the connect6 or connect4
  * program attached to the cgroup directory cgfd: an fd, or -1
  * (egress_counters.c). */
 int brig_egress_find_map (int cgfd, const char *name, uint32_t key_size);
+
+/* The same for n maps at once, into fds[] (each -1 on entry): 0, or
+ * -ENOENT when one was not found (those found are open). */
+int brig_egress_find_maps (int cgfd, const char *const *names, const uint32_t *sizes, int *fds,
+                           size_t n);
 
 #endif

@@ -60,9 +60,8 @@ tries_open (const char *dir, struct tries *t, char **why)
       *why = xasprintf ("open %s: %s", dir, strerror (e));
       return -e;
     }
-  for (int i = 0; i < 2; i++)
-    t->fd[i] = brig_egress_find_map (cgfd, names[i], (uint32_t) (4 + addr_len (i)));
-  if (t->fd[0] < 0 || t->fd[1] < 0)
+  static const uint32_t sizes[2] = { 4 + 4, 4 + 16 };
+  if (brig_egress_find_maps (cgfd, names, sizes, t->fd, 2) < 0)
     {
       tries_close (t);
       *why = xasprintf ("no egress programs with their tries are attached to %s", dir);

@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -144,13 +145,12 @@ read_leases (int dirfd, struct lease *v, size_t max)
 
 /* The deadline of lease l passed: kill the member's processes now (the
  * tenancy must still be l's: a pidfd of that init, checked under the
- * lock), then release it as `pool release` does, in a child. */
+ * lock). */
 static void
-expire (const struct brig_context *ctx, int leases, const struct lease *l)
+expire_kill (const struct brig_context *ctx, const struct lease *l)
 {
   brig_container *c = NULL;
   struct brig_tenancy t;
-  pid_t pid;
 
   if (brig_container_load (ctx, l->id, BRIG_LOCK_SHARED, &c, NULL) == 0)
     {
@@ -159,11 +159,18 @@ expire (const struct brig_context *ctx, int leases, const struct lease *l)
         syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
       brig_container_free (c);
     }
-  pid = fork ();
+}
+
+/* ... then release it as `pool release ID --generation GEN` does, in a
+ * child (re-executed from the read-only mount, as every brig command):
+ * its pid, or -1. */
+static pid_t
+expire_release (const struct brig_context *ctx, const struct lease *l)
+{
+  pid_t pid = fork ();
+
   if (pid == 0)
     {
-      /* `brig pool release ID --generation GEN`, as the operator would run
-       * it (re-executed from the read-only mount, as every brig command) */
       char gen[32];
       const char *argv[16];
       int n = 0;
@@ -189,78 +196,158 @@ expire (const struct brig_context *ctx, int leases, const struct lease *l)
       argv[n++] = "--generation";
       argv[n++] = gen;
       argv[n] = NULL;
+      sigset_t none;
+      sigemptyset (&none);
+      sigprocmask (SIG_SETMASK, &none, NULL);
       execv ("/proc/self/exe", (char *const *) argv);
       _exit (127);
     }
-  if (pid > 0)
-    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
-      ;
-  /* the release removed it, unless a renew wrote a new one meanwhile */
-  {
-    _cleanup_free_ char *buf = NULL;
-    size_t len;
-    unsigned long long gen, dl;
-    if (brig_read_file_at (leases, l->id, &buf, &len, NULL) == 0
-        && sscanf (buf, "%llu %llu", &gen, &dl) == 2 && gen == l->gen && dl == l->deadline)
-      unlinkat (leases, l->id, 0);
-  }
+  return pid;
 }
 
-/* Wait for deadlines until leases/ is empty for KEEPER_IDLE_NS or gone. */
+/* A release that ended: its lease goes, unless a renew wrote a new one
+ * meanwhile (the release removes it itself; not when it found another
+ * tenancy). */
+static void
+released (int leases, const struct lease *l)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  unsigned long long gen, dl;
+
+  if (brig_read_file_at (leases, l->id, &buf, &len, NULL) == 0
+      && sscanf (buf, "%llu %llu", &gen, &dl) == 2 && gen == l->gen && dl == l->deadline)
+    unlinkat (leases, l->id, 0);
+}
+
+/* The releases running, by pid. */
+struct pending {
+  pid_t pid[64];
+  struct lease l[64];
+  size_t n;
+};
+
+static bool
+pending_has (const struct pending *p, const char *id)
+{
+  for (size_t i = 0; i < p->n; i++)
+    if (strcmp (p->l[i].id, id) == 0)
+      return true;
+  return false;
+}
+
+/* Reap the releases that ended (all of them with wait: the table is full). */
+static void
+pending_reap (struct pending *p, int leases, bool wait)
+{
+  pid_t pid;
+
+  while (p->n && (pid = waitpid (-1, NULL, wait ? 0 : WNOHANG)) > 0)
+    {
+      wait = false;
+      for (size_t i = 0; i < p->n; i++)
+        if (p->pid[i] == pid)
+          {
+            released (leases, &p->l[i]);
+            p->pid[i] = p->pid[p->n - 1];
+            p->l[i] = p->l[p->n - 1];
+            p->n--;
+            break;
+          }
+    }
+}
+
+/* One pass: every due lease's member killed, then released in parallel;
+ * the next deadline (0: none). */
+static uint64_t
+keeper_pass (const struct brig_context *ctx, int leases, struct lease *v, size_t n,
+             struct pending *p, uint64_t now)
+{
+  uint64_t next = 0;
+
+  for (size_t i = 0; i < n; i++)
+    if (v[i].deadline <= now && !pending_has (p, v[i].id))
+      expire_kill (ctx, &v[i]);
+    else if (v[i].deadline > now && (next == 0 || v[i].deadline < next))
+      next = v[i].deadline;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].deadline <= now && !pending_has (p, v[i].id))
+      {
+        if (p->n == BRIG_ARRAY_SIZE (p->pid))
+          pending_reap (p, leases, true);
+        pid_t pid = expire_release (ctx, &v[i]);
+        if (pid > 0)
+          {
+            p->pid[p->n] = pid;
+            p->l[p->n++] = v[i];
+          }
+      }
+  return next;
+}
+
+/* Wait for deadlines until leases/ is empty for KEEPER_IDLE_NS or gone:
+ * a timerfd at the earliest deadline, inotify on leases/, a signalfd for
+ * the releases' ends. */
 static void
 keeper_loop (const struct brig_context *ctx, int leases)
 {
   struct lease *v = xmalloc0 (LEASES_MAX * sizeof *v);
+  struct pending *p = xmalloc0 (sizeof *p);
   int ep = epoll_create1 (EPOLL_CLOEXEC);
   int tfd = timerfd_create (CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
   int in = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
+  int sfd;
   struct epoll_event ev = { .events = EPOLLIN };
+  sigset_t chld;
   char path[64];
   uint64_t idle_since = now_ns ();
 
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  sigprocmask (SIG_BLOCK, &chld, NULL);
+  sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   snprintf (path, sizeof path, "/proc/self/fd/%d", leases);
-  if (ep < 0 || tfd < 0 || in < 0
+  if (ep < 0 || tfd < 0 || in < 0 || sfd < 0
       || inotify_add_watch (in, path, IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                       | IN_MOVED_FROM) < 0)
     return;
-  ev.data.fd = tfd;
-  epoll_ctl (ep, EPOLL_CTL_ADD, tfd, &ev);
-  ev.data.fd = in;
-  epoll_ctl (ep, EPOLL_CTL_ADD, in, &ev);
+  int fds[3] = { tfd, in, sfd };
+  for (int i = 0; i < 3; i++)
+    {
+      ev.data.fd = fds[i];
+      epoll_ctl (ep, EPOLL_CTL_ADD, fds[i], &ev);
+    }
   for (;;)
     {
-      struct epoll_event got[2];
+      struct epoll_event got[3];
       char buf[4096] __attribute__ ((aligned (8)));
-      uint64_t next = 0, now;
-      size_t n = read_leases (leases, v, LEASES_MAX);
+      size_t n;
+      uint64_t next, now, x;
       struct stat st;
 
+      pending_reap (p, leases, false);
+      n = read_leases (leases, v, LEASES_MAX);
       now = now_ns ();
-      /* the kills first, every one that is due, then the releases */
-      for (size_t i = 0; i < n; i++)
-        if (v[i].deadline <= now)
-          expire (ctx, leases, &v[i]);
-        else if (next == 0 || v[i].deadline < next)
-          next = v[i].deadline;
-      if (n)
+      next = keeper_pass (ctx, leases, v, n, p, now);
+      if (n || p->n)
         idle_since = now;
       if (fstat (leases, &st) < 0 || st.st_nlink == 0)
         break;
-      if (n == 0 && now - idle_since >= KEEPER_IDLE_NS)
+      if (n == 0 && p->n == 0 && now - idle_since >= KEEPER_IDLE_NS)
         break;
       if (next == 0)
         next = idle_since + KEEPER_IDLE_NS;
       struct itimerspec its = { .it_value = { (time_t) (next / 1000000000ull),
                                               (long) (next % 1000000000ull) } };
       timerfd_settime (tfd, TFD_TIMER_ABSTIME, &its, NULL);
-      if (epoll_wait (ep, got, 2, -1) < 0 && errno != EINTR)
+      if (epoll_wait (ep, got, 3, -1) < 0 && errno != EINTR)
         break;
-      while (read (in, buf, sizeof buf) > 0)
-        ;
-      uint64_t x;
-      while (read (tfd, &x, sizeof x) > 0)
+      while (read (in, buf, sizeof buf) > 0 || read (sfd, buf, sizeof buf) > 0
+             || read (tfd, &x, sizeof x) > 0)
         ;
     }
+  pending_reap (p, leases, true);
+  free (p);
   free (v);
 }
 
@@ -302,6 +389,7 @@ keeper_main (const struct brig_context *ctx0, const char *pool, int lockfd)
       }
   }
   signal (SIGPIPE, SIG_IGN);
+  signal (SIGCHLD, SIG_DFL); /* its releases are waited for */
   snprintf (pid, sizeof pid, "%d\n", (int) getpid ());
   if (ftruncate (lockfd, 0) == 0 && pwrite (lockfd, pid, strlen (pid), 0) < 0)
     _exit (1);
