@@ -371,10 +371,11 @@ bounding_has_sys_admin (const oci_process *p)
 /* The claim's egress policy, resolved now: the member's annotations with
  * the claim's keys in their place. */
 static int
-claim_egress (const brig_container *c, const oci_config *cfg, const struct brig_claim *cl,
-              brig_egress_policy **pol, brig_error *err)
+claim_egress (const brig_container *c, const struct brig_claim *cl, brig_egress_policy **pol,
+              brig_error *err)
 {
   const struct brig_ext_state *st = c->st.ext;
+  const oci_map *a = c->st.annotations;
   oci_map *m = NULL;
   int r;
 
@@ -383,8 +384,8 @@ claim_egress (const brig_container *c, const oci_config *cfg, const struct brig_
     return brig_error_say (err, EOPNOTSUPP, "--annotation " BRIG_EGRESS_KEY ": the pool's "
                            "members have no egress programs to hold a claim's policy: give "
                            "the bundle " BRIG_EGRESS_KEY);
-  for (size_t i = 0; cfg->annotations && i < cfg->annotations->len; i++)
-    oci_map_set (&m, cfg->annotations->keys[i], cfg->annotations->values[i]);
+  for (size_t i = 0; a && i < a->len; i++)
+    oci_map_set (&m, a->keys[i], a->values[i]);
   for (size_t i = 0; i < cl->egress->len; i++)
     oci_map_set (&m, cl->egress->keys[i], cl->egress->values[i]);
   r = brig_egress_parse (m, st->egress->own_netns, pol, err);
@@ -392,38 +393,74 @@ claim_egress (const brig_container *c, const oci_config *cfg, const struct brig_
   return r < 0 ? brig_error_wrap (err, "claim") : 0;
 }
 
-/* Everything that may refuse the claim, before anything is applied. */
+/* Whether the waiting init's bounding set (its process's, applied: the
+ * init has become the process) holds CAP_SYS_ADMIN; true when it cannot
+ * be read. */
+static bool
+init_bounding_has_sys_admin (const brig_container *c)
+{
+  char path[64];
+  _cleanup_free_ char *buf = NULL;
+  unsigned long long bnd;
+  const char *l;
+
+  snprintf (path, sizeof path, "/proc/%d/status", (int) c->st.pid);
+  if (brig_read_file_at (AT_FDCWD, path, &buf, NULL, NULL) < 0
+      || (l = strstr (buf, "\nCapBnd:")) == NULL || sscanf (l + 9, "%llx", &bnd) != 1)
+    return true;
+  return (bnd >> CAP_SYS_ADMIN) & 1;
+}
+
+/* The node policy, when there is one: the member's config with what the
+ * claim adds, judged as exec is. One open(2) when there is none. */
 static int
-claim_judge (brig_container *c, const oci_config *cfg, struct brig_claim *cl,
-             brig_egress_policy **pol, brig_error *err)
+claim_policy (brig_container *c, struct brig_claim *cl, const brig_egress_policy *pol,
+              brig_error *err)
 {
   struct brig_policy_exec pe;
+  struct brig_policy p;
+  oci_config *cfg = NULL;
+  bool found = false;
+  int r = brig_policy_load (cl->ctx->policy, &p, &found, err);
+
+  if (r < 0 || !found)
+    return r;
+  if ((r = brig_container_config (c, &cfg, err)) < 0)
+    return r;
+  r = brig_policy_exec_begin (cl->ctx->policy, cfg, &pe, err);
+  if (r == 0 && pe.found)
+    {
+      oci_config *view = claim_view (cfg, cl);
+      r = brig_policy_claim_check (&pe, view, pol, err);
+      oci_config_free (view);
+    }
+  brig_policy_exec_clear (&pe);
+  oci_config_free (cfg);
+  return r;
+}
+
+/* Everything that may refuse the claim, before anything is applied. A
+ * claim's egress policy needs no new capability judgement: a member with
+ * egress programs was judged with a policy at create (the capabilities
+ * that could bypass one are refused whatever its rules), and so is every
+ * exec into it. */
+static int
+claim_judge (brig_container *c, struct brig_claim *cl, brig_egress_policy **pol,
+             brig_error *err)
+{
   int r;
 
   if (cl->deadline_ns && !c->st.new_pidns)
     return brig_error_say (err, EINVAL, "--deadline: the member has no pid namespace of its "
                            "own: every process could not be killed at once");
   for (size_t i = 0; i < cl->n_mounts; i++)
-    if (cl->mounts[i].ro && bounding_has_sys_admin (cfg->process))
+    if (cl->mounts[i].ro && init_bounding_has_sys_admin (c))
       return brig_error_say (err, EPERM, "--mount %s:%s:ro: the member's bounding set holds "
                              "CAP_SYS_ADMIN, with which its processes could remount it "
                              "read-write", cl->mounts[i].src, cl->mounts[i].dst);
-  if (cl->egress && (r = claim_egress (c, cfg, cl, pol, err)) < 0)
+  if (cl->egress && (r = claim_egress (c, cl, pol, err)) < 0)
     return r;
-  /* what a policy with programs must refuse, as create does */
-  if (*pol && cfg->process
-      && (r = brig_egress_check_exec (c->st.pid, c->st.new_pidns, cfg->process->capabilities,
-                                      "process.capabilities", err)) < 0)
-    return brig_error_wrap (err, "claim --annotation " BRIG_EGRESS_KEY);
-  r = brig_policy_exec_begin (cl->ctx->policy, cfg, &pe, err);
-  if (r == 0 && pe.found)
-    {
-      oci_config *view = claim_view (cfg, cl);
-      r = brig_policy_claim_check (&pe, view, *pol, err);
-      oci_config_free (view);
-    }
-  brig_policy_exec_clear (&pe);
-  return r;
+  return claim_policy (c, cl, *pol, err);
 }
 
 static int
@@ -484,16 +521,12 @@ brig_claim_bind (struct brig_container *c, unsigned long long gen, void *data, b
 {
   struct brig_claim *cl = data;
   brig_egress_policy *pol = NULL;
-  oci_config *cfg = NULL;
   int r;
 
   cl->gen = gen;
   cl->stage = BRIG_CLAIM_JUDGED;
   cl->bind_failed = true;
-  r = brig_container_config (c, &cfg, err);
-  if (r == 0)
-    r = claim_judge (c, cfg, cl, &pol, err);
-  oci_config_free (cfg);
+  r = claim_judge (c, cl, &pol, err);
   if (r < 0)
     goto out;
   /* From here a failure leaves something to undo: the record says what. */
