@@ -14,7 +14,9 @@
 #   symlinks in SRC or DST are refused; other annotation keys, bad input
 #   and the node policy refuse before a member is consumed (or put it back);
 #   :ro is refused where the bounding set has CAP_SYS_ADMIN;
-#   labels show in `pool status` and `state`.
+#   labels show in `pool status` and `state`; a claim killed half way is
+#   undone by `pool release`; the reset's egress.policy check fails when a
+#   trie is not the pool's policy (a node added by host root).
 # The network: two namespaces the test makes (egress_helpers.bash); the
 # members join the inside one. Covers any cgroup mode with a cgroup v2
 # directory for the programs (hybrid or pure v2).
@@ -395,4 +397,25 @@ claim_refused() {
 	run brig exec "$id" sh -c 'cat /tmp/env0; env; ls /data'
 	[[ "$output" != *"A_ONE"* ]]
 	[[ "$output" == *"No such file"* ]]
+}
+
+@test "claim: egress.policy fails a release whose tries are not the pool's policy (changed behind brig's back)" {
+	local id dir
+	need_built "$NET_PROBE"
+	set_egress public
+	run brig pool fill p --bundle "$BUNDLE" --size 1
+	[ "$status" -eq 0 ]
+	id="$(brig pool claim p)"
+	dir="$(brig state "$id" | jq -r '.brig.egress.enforcement' | sed 's/^cgroup-bpf //')"
+	[ -d "$dir" ]
+	# what only host root can do: a node the pool's policy does not have
+	run "$NET_PROBE" trie-add "$dir"
+	[ "$output" = "trie-add: ok" ]
+	run brig pool release "$id"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep '"check":"egress.policy"' | jq -e '.ok == false' >/dev/null
+	assert_contains "$output" "brig_egress_v4"
+	# never handed out again
+	[ "$(brig pool status p --format json | jq -r .counts.total)" = 0 ]
 }
