@@ -28,6 +28,9 @@
 # cold create+start; reset p50 < 10 ms for a small tenant; the claim-exec-
 # release loop >= 10x the runc loop. The end of the output says which hold.
 #
+#   claim-tenant  a claim with an egress annotation, two env entries and a
+#             mount against a plain claim, alternating; the deadline's kill
+#             and release lag (POOL_ONLY=claim-tenant runs only this).
 # Usage: bench/pool.sh [-n N] [--brig P] [--runc P] [--crun P | --no-crun]
 #   N= (default 200 latency samples; QUICK=1: 20), TPUT_N= cycles per loop
 #   (default 40; QUICK: 6), MEM_N= pool size for memory (default 100).
@@ -90,8 +93,6 @@ note "\"brig\" = brig pool claim of a warm member; \"brig-cold\" = brig create +
 host_line
 versions
 
-pool fill lat --bundle "$WORK/bundle-brig-lat" --size 4 >/dev/null
-pool fill exec --bundle "$WORK/bundle-brig-exec" --size 4 >/dev/null
 
 # release_member ID: release it, recording the reset's own ms and the wall
 # time; a failed release is counted (and leaves the pool one member short).
@@ -152,6 +153,76 @@ one_latency() {
 	rt_cmd "$rt" delete -f "e$i" >/dev/null 2>&1 || true
 }
 
+# ---- claim-tenant (issue #24 item 3): a claim that binds an egress annotation,
+# two env entries and one read-only mount, against a plain claim of the same
+# pool, alternating (the order swaps every sample), each followed by an
+# untimed release; then the deadline's accuracy: leases of 1 s, the kill lag
+# (deadline -> the init's pidfd readable) and the release lag (deadline ->
+# the member back in available/). Addresses only: DNS is not the runtime's.
+claim_tenant() {
+	local i id kind t lag
+	make_bundle brig "$WORK/bundle-tenant" tenant '.process.args = ["/bin/sleep", "2147483647"]
+		| .annotations["run.brig.rootfs.ephemeral"] = "true" | .annotations["run.brig.egress"] = "public"'
+	mkdir -p "$WORK/tenant-data"
+	echo data >"$WORK/tenant-data/f"
+	pool fill tenant --bundle "$WORK/bundle-tenant" --size 2 >/dev/null
+	local opts=(--annotation run.brig.egress=allowlist --annotation run.brig.egress.allow=203.0.113.7:443
+		--env A=1 --env B=2 --mount "$WORK/tenant-data:/data:ro")
+	for i in $(seq -2 "$ITERS"); do
+		for kind in $( ((i % 2)) && echo plain tenant || echo tenant plain); do
+			: >"$WORK/claimed"
+			if [ "$kind" = plain ]; then
+				tm t --out "$WORK/claimed" "$BRIG" --root "$WORK/root-brig" pool claim tenant || { fail brig "claim-$kind"; continue; }
+			else
+				tm t --out "$WORK/claimed" "$BRIG" --root "$WORK/root-brig" pool claim tenant "${opts[@]}" ||
+					{ fail brig "claim-$kind"; continue; }
+			fi
+			[ "$i" -le 0 ] || record brig "claim-$kind" "$i" "$t" us
+			id="$(tail -n1 "$WORK/claimed")"
+			pool release "$id" >/dev/null 2>>"$WORK/err" || { fail brig "release-$kind"; pool fill tenant --size 2 >/dev/null; }
+		done
+	done
+	for i in $(seq "$(( ITERS / 10 > 5 ? 20 : 5 ))"); do
+		id="$("$BRIG" --root "$WORK/root-brig" pool claim tenant --deadline 1 2>>"$WORK/err")" || { fail brig lease-kill; continue; }
+		lag="$(python3 -c '
+import os, select, sys, time
+pid, dl, avail = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+p = select.poll(); p.register(os.pidfd_open(pid), select.POLLIN)
+p.poll(10000); kill = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+while not os.path.exists(avail): time.sleep(0.0005)
+back = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+print((kill - dl) // 1000, (back - dl) // 1000)' "$(rt_cmd brig state "$id" | jq -r .pid)" \
+			"$(rt_cmd brig state "$id" | jq -r .brig.claim.deadlineBoottimeNs)" \
+			"$WORK/root-brig/@pools/tenant/available/$id")" || { fail brig lease-kill; continue; }
+		record brig lease-kill "$i" "${lag% *}" us
+		record brig lease-release "$i" "${lag#* }" us
+	done
+	pool drain tenant >/dev/null
+	local p="$(pct brig claim-plain 50)" q="$(pct brig claim-tenant 50)"
+	note "claim-tenant: plain claim p50 $(scaled "$p" 1000) ms p99 $(scaled "$(pct brig claim-plain 99)" 1000) ms;" \
+		"with egress+2 env+1 mount p50 $(scaled "$q" 1000) ms p99 $(scaled "$(pct brig claim-tenant 99)" 1000) ms;" \
+		"ratio $(ratio "$q" "$p")"
+	note "target claim-tenant p50 <= 2 ms: $(awk -v v="$q" 'BEGIN { print (v <= 2000) ? "met" : "NOT met" }');" \
+		"<= 1.5x plain: $(awk -v a="$q" -v b="$p" 'BEGIN { print (a <= 1.5 * b) ? "met" : "NOT met" }')"
+	note "deadline (leases of 1 s): kill lag p50 $(scaled "$(pct brig lease-kill 50)" 1000) ms" \
+		"p99 $(scaled "$(pct brig lease-kill 99)" 1000) ms max $(scaled "$(stat_of brig lease-kill max)" 1000) ms;" \
+		"release lag p50 $(scaled "$(pct brig lease-release 50)" 1000) ms max $(scaled "$(stat_of brig lease-release max)" 1000) ms"
+}
+# pct RT SCENARIO P: the P-th percentile (nearest rank) of the samples.
+pct() {
+	awk -F, -v rt="$1" -v sc="$2" '$1 == rt && $2 == sc { print $4 }' "$CSV" | sort -g |
+		awk -v p="$3" '{ v[++n] = $1 } END { if (!n) { print "NA"; exit } k = int((p * n + 99) / 100); if (k < 1) k = 1; print v[k] }'
+}
+if [ "${POOL_ONLY:-}" = claim-tenant ]; then
+	FAILS=()
+	claim_tenant
+	note "failures: $(for k in "${!FAILS[@]}"; do printf '%s=%s ' "$k" "${FAILS[$k]}"; done)"
+	exit 0
+fi
+
+pool fill lat --bundle "$WORK/bundle-brig-lat" --size 4 >/dev/null
+pool fill exec --bundle "$WORK/bundle-brig-exec" --size 4 >/dev/null
+
 # warm-up: page cache, binaries, the seccomp cache
 for i in -1 0; do for rt in "${RUNTIMES[@]}"; do one_latency "$rt" "$i"; done; done
 head -n1 "$CSV" >"$CSV.tmp" && mv "$CSV.tmp" "$CSV"
@@ -163,6 +234,7 @@ for i in $(seq "$ITERS"); do
 	done
 done
 note "latency done; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+claim_tenant
 
 # ---- reset growth: what the tenant leaves ----
 # tenant SIZE_MIB PROCS: an exec that writes the file and leaves processes.
@@ -292,11 +364,6 @@ done
 note "memory done; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- summary ----
-# pct RT SCENARIO P: the P-th percentile (nearest rank) of the samples.
-pct() {
-	awk -F, -v rt="$1" -v sc="$2" '$1 == rt && $2 == sc { print $4 }' "$CSV" | sort -g |
-		awk -v p="$3" '{ v[++n] = $1 } END { if (!n) { print "NA"; exit } k = int((p * n + 99) / 100); if (k < 1) k = 1; print v[k] }'
-}
 p99_row() {
 	local sc="$1" label="$2" rt line=""
 	line="$NAME,$label,ms"

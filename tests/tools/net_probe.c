@@ -13,6 +13,11 @@
  *                                 sees it), without and with an fd of the
  *                                 program: "detach TYPE: ok|ERRNO", "getfd
  *                                 TYPE: ...", "detach-fd TYPE: ..." per type
+ *   net_probe trie-add DIR        (host root) add 198.51.100.0/24 to the IPv4
+ *                                 trie of the egress programs attached to the
+ *                                 cgroup directory DIR, as only the host
+ *                                 could: "trie-add: ok|ERRNO" (the reset's
+ *                                 egress.policy check must see it)
  *   net_probe serve PORT          accept TCP on [::]:PORT (v4 too) forever
  *   net_probe udpserve PORT       receive UDP on [::]:PORT (v4 too) forever,
  *                                 printing "got ADDR" per datagram
@@ -234,6 +239,68 @@ do_detach (const char *dir)
 }
 
 static void
+do_trie_add (const char *dir)
+{
+  uint32_t ids[4], map_ids[8];
+  struct bpf_prog_info pi;
+  union bpf_attr a;
+  int cg = open (dir, O_RDONLY | O_DIRECTORY), pfd;
+  long r;
+
+  memset (&a, 0, sizeof a);
+  a.query.target_fd = (uint32_t) cg;
+  a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
+  a.query.prog_ids = (uint64_t) (uintptr_t) ids;
+  a.query.prog_cnt = 4;
+  if (cg < 0 || syscall (__NR_bpf, BPF_PROG_QUERY, &a, sizeof a) < 0 || a.query.prog_cnt == 0)
+    {
+      printf ("trie-add: %s\n", ename (errno));
+      return;
+    }
+  memset (&a, 0, sizeof a);
+  a.prog_id = ids[0];
+  pfd = (int) syscall (__NR_bpf, BPF_PROG_GET_FD_BY_ID, &a, sizeof a);
+  memset (&pi, 0, sizeof pi);
+  pi.nr_map_ids = 8;
+  pi.map_ids = (uint64_t) (uintptr_t) map_ids;
+  memset (&a, 0, sizeof a);
+  a.info.bpf_fd = (uint32_t) pfd;
+  a.info.info_len = sizeof pi;
+  a.info.info = (uint64_t) (uintptr_t) &pi;
+  r = pfd < 0 ? -1 : syscall (__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a);
+  for (uint32_t i = 0; r == 0 && i < pi.nr_map_ids && i < 8; i++)
+    {
+      struct bpf_map_info mi;
+      memset (&a, 0, sizeof a);
+      a.map_id = map_ids[i];
+      int mfd = (int) syscall (__NR_bpf, BPF_MAP_GET_FD_BY_ID, &a, sizeof a);
+      memset (&mi, 0, sizeof mi);
+      memset (&a, 0, sizeof a);
+      a.info.bpf_fd = (uint32_t) mfd;
+      a.info.info_len = sizeof mi;
+      a.info.info = (uint64_t) (uintptr_t) &mi;
+      if (mfd < 0 || syscall (__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof a) < 0
+          || strcmp (mi.name, "brig_egress_v4") != 0)
+        continue;
+      /* key: prefix length, address; value: every port allowed */
+      uint8_t key[8] = { 24, 0, 0, 0, 198, 51, 100, 0 };
+      uint32_t value[17];
+      memset (value, 0xff, sizeof value);
+      value[0] = 1;
+      for (int k = 9; k < 17; k++)
+        value[k] = 0;
+      memset (&a, 0, sizeof a);
+      a.map_fd = (uint32_t) mfd;
+      a.key = (uint64_t) (uintptr_t) key;
+      a.value = (uint64_t) (uintptr_t) value;
+      r = syscall (__NR_bpf, BPF_MAP_UPDATE_ELEM, &a, sizeof a);
+      printf ("trie-add: %s\n", r < 0 ? ename (errno) : "ok");
+      return;
+    }
+  printf ("trie-add: %s\n", r < 0 ? ename (errno) : "no trie");
+}
+
+static void
 do_serve (int port)
 {
   struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons ((uint16_t) port) };
@@ -422,6 +489,8 @@ main (int argc, char **argv)
     do_ping (argv[2]);
   else if (argc == 3 && strcmp (argv[1], "detach") == 0)
     do_detach (argv[2]);
+  else if (argc == 3 && strcmp (argv[1], "trie-add") == 0)
+    do_trie_add (argv[2]);
   else if (argc == 3 && strcmp (argv[1], "serve") == 0)
     do_serve (atoi (argv[2]));
   else if (argc == 3 && strcmp (argv[1], "udpserve") == 0)
@@ -434,7 +503,7 @@ main (int argc, char **argv)
     do_accept (atoi (argv[2]));
   else
     {
-      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | "
+      fprintf (stderr, "usage: net_probe tcp|udp|sendto ADDR PORT | ping ADDR | detach DIR | trie-add DIR | "
                "serve PORT | udpserve PORT | raw IFACE MAC ADDR PORT | "
                "vxlan NAME ID REMOTE PORT DEV | accept FD\n");
       return 2;

@@ -18,6 +18,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "container/sdnotify.h"
+#include "process/handshake.h"
 #include "container/state.h"
 #include "sync.h"
 #include "container/tenancy.h"
@@ -96,7 +97,7 @@ connect_exec_socket (brig_container *c, int *fd, brig_error *err)
  * member nor a container whose reset did not finish; a claim makes the
  * vacant member its tenant's (a new generation). */
 static int
-start_tenancy (brig_container *c, bool claim, brig_error *err)
+start_tenancy (brig_container *c, bool claim, const struct brig_start_bind *b, brig_error *err)
 {
   struct brig_tenancy t;
   int r = brig_tenancy_read (c->dirfd, &t);
@@ -104,12 +105,37 @@ start_tenancy (brig_container *c, bool claim, brig_error *err)
   if (r < 0 && t.state != BRIG_TENANCY_RESETTING)
     return brig_error_set (err, -r, "container \"%s\": read its tenancy", c->id);
   if (claim && t.state == BRIG_TENANCY_VACANT)
-    return brig_tenancy_write (c->dirfd, t.gen + 1, BRIG_TENANCY_TENANT, err);
+    {
+      if (b && b->bind && (r = b->bind (c, t.gen + 1, b->data, err)) < 0)
+        return r;
+      return brig_tenancy_write (c->dirfd, t.gen + 1, BRIG_TENANCY_TENANT, err);
+    }
   return brig_tenancy_refuse (c->dirfd, c->id, &t, "start", err);
 }
 
+/* START, the first message on the connection: the entries of env
+ * (handshake.h; none for a plain start). */
 static int
-start_common (const struct brig_context *ctx, const char *id, bool claim, brig_error *err)
+send_start (int fd, char *const *env, brig_error *err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
+  int r;
+
+  for (size_t i = 0; env && env[i]; i++)
+    {
+      size_t l = strlen (env[i]) + 1;
+      buf = xrealloc (buf, len + l);
+      memcpy (buf + len, env[i], l);
+      len += l;
+    }
+  r = brig_sync_send (fd, BRIG_SYNC_START, 0, buf, len, -1);
+  return r < 0 ? brig_error_set (err, -r, "send the start message") : 0;
+}
+
+static int
+start_common (const struct brig_context *ctx, const char *id, bool claim,
+              const struct brig_start_bind *b, brig_error *err)
 {
   _cleanup_container_ brig_container *c = NULL;
   _cleanup_close_ int fd = -1;
@@ -122,7 +148,7 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
     return r;
   /* whatever the init's state: a reset that failed or did not finish
    * says so first */
-  r = start_tenancy (c, claim && c->status == BRIG_STATUS_CREATED, err);
+  r = start_tenancy (c, claim && c->status == BRIG_STATUS_CREATED, b, err);
   if (r < 0)
     return r;
   switch (c->status)
@@ -149,6 +175,8 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
   if (r < 0)
     return r;
   r = connect_exec_socket (c, &fd, err);
+  if (r == 0)
+    r = send_start (fd, b ? b->env : NULL, err);
   if (r < 0)
     {
       brig_notify_close (&notify);
@@ -204,13 +232,14 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
 int
 brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err)
 {
-  return start_common (ctx, id, false, err);
+  return start_common (ctx, id, false, NULL, err);
 }
 
 int
-brig_container_start_claimed (const struct brig_context *ctx, const char *id, brig_error *err)
+brig_container_start_claimed (const struct brig_context *ctx, const char *id,
+                              const struct brig_start_bind *b, brig_error *err)
 {
-  return start_common (ctx, id, true, err);
+  return start_common (ctx, id, true, b, err);
 }
 
 int

@@ -37,10 +37,23 @@ int brig_container_create (const struct brig_context *ctx, const struct brig_cre
 /* `start`: release a created container's init, then run poststart hooks. */
 int brig_container_start (const struct brig_context *ctx, const char *id, brig_error *err);
 
+struct brig_container;
+
+/* What a claim binds to its member (brig pool claim, sandbox/claim.c). */
+struct brig_start_bind {
+  /* Called with the member locked, created and vacant, before its tenancy
+   * becomes the new tenant's (generation gen) and before its process is
+   * released; an error refuses the start. NULL: nothing. */
+  int (*bind) (struct brig_container *c, unsigned long long gen, void *data, brig_error *err);
+  void *data;
+  char *const *env;   /* START: "k=v" entries for the process's environment */
+};
+
 /* The same for brig pool claim: the member's tenancy (tenancy.h) goes
- * from vacant to a new tenant's before its process is released. */
+ * from vacant to a new tenant's before its process is released; b (may be
+ * NULL) binds the tenant's options first. */
 int brig_container_start_claimed (const struct brig_context *ctx, const char *id,
-                                  brig_error *err);
+                                  const struct brig_start_bind *b, brig_error *err);
 
 /* `run`: create + start in one go. With detach the call returns once the
  * process runs; otherwise it forwards signals (and the terminal), waits, sets

@@ -301,6 +301,11 @@ exec_judge (struct exec_run *x, brig_error *err)
     return r;
   if ((r = load_process (o, x->cfg, &x->owned, &x->p, err)) < 0)
     return r;
+  if (BRIG_EXT_HOOK (exec_tenant)
+      && (r = brig_ext->exec_tenant (c->dirfd, x->owned ? x->owned : x->cfg->process,
+                                     x->owned != NULL, o->overrides ? o->overrides->env : NULL,
+                                     err)) < 0)
+    return r;
   if (BRIG_EXT_HOOK (exec_check)
       && (r = brig_ext->exec_check (x->xe, c->st.ext, c->st.pid, c->st.new_pidns, x->cfg, x->p,
                                     o->process_path, err)) < 0)

@@ -86,10 +86,11 @@ struct brig_extension {
 
   /* state.json: lend its fields to the document written (save), take them
    * from the document read (load, NULL: nothing of it there), add them to
-   * `brig state`'s output (show), free them. */
+   * `brig state`'s output (show; s may be NULL, dirfd: the state
+   * directory), free them. */
   void (*state_save) (const struct brig_ext_state *s, oci_brig_state *out);
   struct brig_ext_state *(*state_load) (oci_brig_state *in);
-  void (*state_show) (const struct brig_ext_state *s, oci_state *out);
+  void (*state_show) (const struct brig_ext_state *s, int dirfd, oci_state *out);
   void (*state_free) (struct brig_ext_state *s);
   /* delete, before the state directory goes: release what create_claimed
    * took (every process of the container is dead by now). */
@@ -107,6 +108,13 @@ struct brig_extension {
                      bool new_pidns, const oci_config *cfg, const oci_process *p,
                      const char *process_path, brig_error *err);
   void (*exec_free) (struct brig_ext_exec *rec);
+  /* exec, under the lock after the tenancy check, once the process to run
+   * is built: p (the exec's own copy; from_file: --process FILE; keep:
+   * exec's --env entries, which win) may gain environment entries, or be
+   * refused (a pool claim's --env and mounts, sandbox/claim.c). dirfd: the
+   * container's state directory. */
+  int (*exec_tenant) (int dirfd, oci_process *p, bool from_file, char *const *keep,
+                      brig_error *err);
   /* update, before the resources are applied; may refuse. */
   int (*update_check) (const struct brig_context *ctx, const oci_config *cfg,
                        const oci_resources *res, brig_error *err);

@@ -678,8 +678,8 @@ brig_container_oci_state (const brig_container *c, int status)
   if (c->st.annotations && c->st.annotations->len > 0)
     s->annotations = map_dup (c->st.annotations);
   /* what an extension applied, beside runc's fields */
-  if (c->st.ext && BRIG_EXT_HOOK (state_show))
-    brig_ext->state_show (c->st.ext, s);
+  if (BRIG_EXT_HOOK (state_show))
+    brig_ext->state_show (c->st.ext, c->dirfd, s);
   return s;
 }
 

@@ -53,6 +53,9 @@ enum brig_hs_type {
   BRIG_SYNC_JOINED,       /* C->P (exec's C1): C2 joined its v1 cgroups itself */
   BRIG_SYNC_HANDOVER,     /* P->C: the record names the init (its init line is
                              written): it may outlive the parent from now on */
+  BRIG_SYNC_START,        /* start/claim -> init, first on the exec socket's
+                             connection: data: "k=v\0k=v\0..." added to the
+                             process's environment (empty: nothing) */
 };
 
 /* ---- the init's end ---- */

@@ -173,10 +173,61 @@ setup_namespaces (struct init_state *s, brig_error *err)
   return 0;
 }
 
+/* Set "k=v" in the malloc'd environment *env, replacing k's entry. */
+static void
+env_put (char ***env, const char *kv, size_t len)
+{
+  size_t klen = (size_t) ((const char *) memchr (kv, '=', len) - kv), n = 0;
+  char **v = *env;
+
+  for (; v && v[n]; n++)
+    if (strncmp (v[n], kv, klen + 1) == 0)
+      {
+        free (v[n]);
+        v[n] = xasprintf ("%.*s", (int) len, kv);
+        return;
+      }
+  v = xrealloc (v, (n + 2) * sizeof *v);
+  v[n] = xasprintf ("%.*s", (int) len, kv);
+  v[n + 1] = NULL;
+  *env = v;
+}
+
+/* The START message, the first on start's connection (handshake.h): the
+ * entries a claim adds to the process's environment (its --env). A start
+ * of an older brig sends none: after 1 s the process starts as it is. An
+ * entry without '=' or with an empty name is refused (claim checked them:
+ * not the tenant's to send). */
+static int
+read_start_message (int conn, struct brig_process *pr, brig_error *err)
+{
+  struct brig_sync_msg m = { .fd = -1 };
+  int r;
+
+  if (brig_sync_wait (conn, 1000) < 0 || brig_sync_recv (conn, &m) < 0)
+    return 0;
+  r = 0;
+  if (m.type == BRIG_SYNC_START)
+    for (size_t off = 0; off < m.len && r == 0;)
+      {
+        const char *kv = m.data + off;
+        size_t len = strnlen (kv, m.len - off);
+        const char *eq = memchr (kv, '=', len);
+        if (eq == NULL || eq == kv)
+          r = brig_error_say (err, EINVAL, "start: invalid environment entry \"%.*s\"",
+                              (int) (len > 64 ? 64 : len), kv);
+        else
+          env_put (&pr->envp, kv, len);
+        off += len + 1;
+      }
+  brig_sync_msg_clear (&m);
+  return r;
+}
+
 /* Block until `start` connects to the exec socket; the connection stays
  * open as the channel for errors until execve closes it. */
 static int
-wait_start (struct init_state *s, brig_error *err)
+wait_start (struct init_state *s, struct brig_process *pr, brig_error *err)
 {
   int conn;
 
@@ -190,7 +241,7 @@ wait_start (struct init_state *s, brig_error *err)
   /* start waits on it for what follows: a startContainer hook's or
    * execve's error, or EOF once execve closed it (close-on-exec). */
   s->start_fd = conn;
-  return 0;
+  return pr->p ? read_start_message (conn, pr, err) : 0;
 }
 
 /* The namespaces finished (joined, the user namespace's maps, the cgroup
@@ -325,7 +376,7 @@ init_become (struct init_state *s, struct brig_process *pr, brig_error *err)
   if (a->exec_fd >= 0)
     {
       s->parent_listens = false;
-      if ((r = wait_start (s, err)) < 0)
+      if ((r = wait_start (s, pr, err)) < 0)
         return r;
     }
   /* The environment execve will pass (built by become), as runc. */

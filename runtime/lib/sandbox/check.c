@@ -501,6 +501,23 @@ brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config *cfg
   return r;
 }
 
+int
+brig_policy_claim_check (const struct brig_policy_exec *pe, const oci_config *view,
+                         const brig_egress_policy *eg, brig_error *err)
+{
+  struct brig_check_report rep;
+  int r;
+
+  if (!pe->found)
+    return 0;
+  struct brig_check_input in = { .egress_policy = &pe->pol.egress, .egress = eg };
+  brig_check_run (view, &in, pe->pol.profile, pe->pol.fail_on, &rep);
+  r = brig_check_failed (&rep) ? refuse (pe->path, &pe->pol, &rep, &pe->before, "the claim", err)
+                               : 0;
+  brig_check_report_clear (&rep);
+  return r;
+}
+
 void
 brig_policy_exec_clear (struct brig_policy_exec *pe)
 {

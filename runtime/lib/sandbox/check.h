@@ -205,6 +205,14 @@ int brig_policy_exec_begin (const char *path, const oci_config *cfg, struct brig
 int brig_policy_exec_check (const struct brig_policy_exec *pe, const oci_config *cfg,
                             const oci_process *p, brig_error *err);
 
+/* The node policy for a pool claim, judged like exec (pe: begun on the
+ * member's saved config): 0 when view (that config with the claim's
+ * annotations, env and mounts merged in) fails on nothing the member's own
+ * config did not; eg: the claim's resolved egress policy (NULL: none).
+ * Else -EPERM naming the new findings. */
+int brig_policy_claim_check (const struct brig_policy_exec *pe, const oci_config *view,
+                             const brig_egress_policy *eg, brig_error *err);
+
 /* Release what pe owns. */
 void brig_policy_exec_clear (struct brig_policy_exec *pe);
 

@@ -281,6 +281,34 @@ resolve_dns (brig_egress_policy *p, const char *name, uint16_t port, brig_error 
 
 /* Every address /etc/hosts gives name (case-insensitive), as rules;
  * a name it does not know goes to DNS ("hosts: files dns"). */
+/* name from p->use_pinned: the addresses create resolved, nothing asked. */
+static int
+resolve_pinned (brig_egress_policy *p, const char *name, uint16_t port, brig_error *err)
+{
+  const char *v = oci_map_get (p->use_pinned, name);
+  _cleanup_free_ char *copy = v ? xstrdup (v) : NULL;
+  char *save = NULL;
+
+  if (v == NULL)
+    return brig_error_say (err, ENOENT, "annotation " BRIG_EGRESS_ALLOW_KEY ": host \"%s\" has "
+                           "no pinned address", name);
+  for (char *a = strtok_r (copy, ",", &save); a; a = strtok_r (NULL, ",", &save))
+    {
+      uint8_t b[16];
+      int family = strchr (a, ':') ? AF_INET6 : AF_INET;
+      int r;
+      if (inet_pton (family, a, b) != 1)
+        return brig_error_say (err, EINVAL, "host \"%s\": pinned address \"%s\"", name, a);
+      r = add_addr_rule (p, family, b, family == AF_INET ? 32 : 128, port, true,
+                         BRIG_EGRESS_USER_ALLOW, BRIG_EGRESS_ALLOW_KEY, name, err);
+      if (r < 0)
+        return r;
+    }
+  if (oci_map_get (p->pinned, name) == NULL)
+    oci_map_set (&p->pinned, name, v);
+  return 0;
+}
+
 static int
 resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_error *err)
 {
@@ -288,6 +316,9 @@ resolve_hosts (brig_egress_policy *p, const char *name, uint16_t port, brig_erro
   _cleanup_free_ char *list = NULL;
   char *save = NULL;
   size_t found = 0;
+
+  if (p->use_pinned)
+    return resolve_pinned (p, name, port, err);
 
   if (brig_read_file_at (AT_FDCWD, "/etc/hosts", &buf, NULL, err) < 0)
     return brig_error_wrap (err, "annotation " BRIG_EGRESS_ALLOW_KEY ": resolve \"%s\"", name);
@@ -412,9 +443,27 @@ parse_list (brig_egress_policy *p, const char *key, const char *value, bool allo
   return 0;
 }
 
+static int egress_parse (const oci_map *ann, bool own_netns, const oci_map *pinned,
+                         brig_egress_policy **out, brig_error *err);
+
 int
 brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
                    brig_error *err)
+{
+  return egress_parse (ann, own_netns, NULL, out, err);
+}
+
+int
+brig_egress_parse_pinned (const oci_map *ann, bool own_netns, const oci_map *pinned,
+                          brig_egress_policy **out, brig_error *err)
+{
+  static const oci_map none = { NULL, NULL, 0 };
+  return egress_parse (ann, own_netns, pinned ? pinned : &none, out, err);
+}
+
+static int
+egress_parse (const oci_map *ann, bool own_netns, const oci_map *pinned,
+              brig_egress_policy **out, brig_error *err)
 {
   const char *mode = oci_map_get (ann, BRIG_EGRESS_KEY);
   const char *allow = oci_map_get (ann, BRIG_EGRESS_ALLOW_KEY);
@@ -444,6 +493,7 @@ brig_egress_parse (const oci_map *ann, bool own_netns, brig_egress_policy **out,
                            allow ? BRIG_EGRESS_ALLOW_KEY : BRIG_EGRESS_DENY_KEY);
   p = xmalloc0 (sizeof *p);
   p->own_netns = own_netns;
+  p->use_pinned = pinned;
   if (strcmp (mode, "none") == 0)
     p->mode = BRIG_EGRESS_NONE;
   else if (strcmp (mode, "public") == 0)

@@ -58,6 +58,7 @@ typedef struct brig_egress_policy {
   oci_map *pinned;                  /* hostname -> "addr,addr" resolved at create */
   int64_t dns_deadline;             /* when every DNS lookup of the policy must end
                                        (0: none made yet; dns.h) */
+  const oci_map *use_pinned;        /* brig_egress_parse_pinned: names found here */
 } brig_egress_policy;
 
 /* True when annotations hold any run.brig.egress key (one pass, no
@@ -72,6 +73,27 @@ bool brig_egress_requested (const oci_map *annotations);
  * Errors name the annotation. */
 int brig_egress_parse (const oci_map *annotations, bool own_netns, brig_egress_policy **out,
                        brig_error *err);
+
+/* brig_egress_parse with every hostname taken from pinned (name ->
+ * "addr,addr", as state.json's egress.pinned), nothing resolved: the
+ * policy as create applied it (reset). A name pinned does not hold is an
+ * error. */
+int brig_egress_parse_pinned (const oci_map *annotations, bool own_netns, const oci_map *pinned,
+                              brig_egress_policy **out, brig_error *err);
+
+/* The largest trie a container's programs take (per family): a pool claim
+ * may give a member a policy larger than the pool's (egress_swap.c). */
+#define BRIG_EGRESS_TRIE_MAX 1024
+
+/* Replace the rules in the tries of the programs attached to the cgroup v2
+ * directory dir with p's (pool claim: nothing of the container runs yet).
+ * -ENOENT naming dir when no programs are attached there. */
+int brig_egress_swap (const char *dir, const brig_egress_policy *p, brig_error *err);
+
+/* Whether the tries attached to dir hold exactly p's rules: 1 yes, 0 no
+ * (*detail says what differs), -errno when they could not be read
+ * (*detail says why). */
+int brig_egress_verify (const char *dir, const brig_egress_policy *p, char **detail);
 
 /* The namespaces the capability judgement needs (egress_caps.c). */
 struct brig_egress_ns {

@@ -52,21 +52,7 @@
 #include "log.h"
 #include "utils.h"
 
-#define NPORTS 8
 #define CNT_MAX 4096
-
-struct lpm_value {
-  uint32_t dflt;
-  uint32_t port[NPORTS];
-  uint32_t verdict[NPORTS];
-};
-
-/* one node of a trie: a prefix and its per-port verdicts */
-struct node {
-  uint8_t addr[16];
-  unsigned prefix;
-  struct lpm_value v;
-};
 
 
 /* ---- the policy as trie nodes ---- */
@@ -106,9 +92,9 @@ family_rules (const brig_egress_policy *p, int family, size_t *n)
   return v;
 }
 
-static int
-build_nodes (const brig_egress_policy *p, int family, struct node **out, size_t *n_out,
-             brig_error *err)
+int
+brig_egress_nodes (const brig_egress_policy *p, int family, struct node **out, size_t *n_out,
+                   brig_error *err)
 {
   size_t n_rules, n = 0;
   _cleanup_free_ struct brig_egress_rule *r = family_rules (p, family, &n_rules);
@@ -198,11 +184,11 @@ trie_create (const brig_egress_policy *p, int family, brig_error *err)
   size_t n = 0, alen = family == AF_INET ? 4 : 16;
   int fd, r;
 
-  r = build_nodes (p, family, &nodes, &n, err);
+  r = brig_egress_nodes (p, family, &nodes, &n, err);
   if (r < 0)
     return r;
   fd = map_create (BPF_MAP_TYPE_LPM_TRIE, (uint32_t) (4 + alen), sizeof (struct lpm_value),
-                   (uint32_t) (n ? n : 1), BPF_F_NO_PREALLOC,
+                   BRIG_EGRESS_TRIE_MAX, BPF_F_NO_PREALLOC,
                    family == AF_INET ? "brig_egress_v4" : "brig_egress_v6", err);
   if (fd < 0)
     return fd;

@@ -38,43 +38,74 @@ obj_info (int fd, void *info, uint32_t len)
   return brig_bpf (BPF_OBJ_GET_INFO_BY_FD, &a) < 0 ? -errno : 0;
 }
 
-/* The counter map of the connect4 program attached to dir, or -1. */
-static int
-counter_map (int cgfd)
+/* The maps named names[i] (key_size sizes[i]) of the program attached to
+ * cgfd for attach, into fds[i] (left as they are when not found): how many
+ * were found. */
+static size_t
+find_maps_of (int cgfd, uint32_t attach, const char *const *names, const uint32_t *sizes,
+              int *fds, size_t n)
 {
-  uint32_t ids[4], n = BRIG_ARRAY_SIZE (ids), map_ids[8];
+  uint32_t ids[4], map_ids[8];
   struct bpf_prog_info pi;
   union bpf_attr a;
   _cleanup_close_ int pfd = -1;
+  size_t found = 0;
 
   memset (&a, 0, sizeof a);
   a.query.target_fd = (uint32_t) cgfd;
-  a.query.attach_type = BPF_CGROUP_INET4_CONNECT;
+  a.query.attach_type = attach;
   a.query.prog_ids = (uint64_t) (uintptr_t) ids;
-  a.query.prog_cnt = n;
+  a.query.prog_cnt = BRIG_ARRAY_SIZE (ids);
   if (brig_bpf (BPF_PROG_QUERY, &a) < 0 || a.query.prog_cnt == 0)
-    return -1;
+    return 0;
   pfd = fd_by_id (BPF_PROG_GET_FD_BY_ID, ids[0]);
   if (pfd < 0)
-    return -1;
+    return 0;
   memset (&pi, 0, sizeof pi);
   pi.nr_map_ids = BRIG_ARRAY_SIZE (map_ids);
   pi.map_ids = (uint64_t) (uintptr_t) map_ids;
   if (obj_info (pfd, &pi, sizeof pi) < 0)
-    return -1;
-  for (uint32_t i = 0; i < pi.nr_map_ids && i < BRIG_ARRAY_SIZE (map_ids); i++)
+    return 0;
+  for (uint32_t i = 0; i < pi.nr_map_ids && i < BRIG_ARRAY_SIZE (map_ids) && found < n; i++)
     {
       struct bpf_map_info mi;
       int mfd = fd_by_id (BPF_MAP_GET_FD_BY_ID, map_ids[i]);
+      bool kept = false;
       if (mfd < 0)
         continue;
       memset (&mi, 0, sizeof mi);
-      if (obj_info (mfd, &mi, sizeof mi) == 0 && strcmp (mi.name, BRIG_EGRESS_CNT_MAP_NAME) == 0
-          && mi.key_size == sizeof (struct cnt_key))
-        return mfd;
-      close (mfd);
+      if (obj_info (mfd, &mi, sizeof mi) < 0)
+        mi.name[0] = '\0';
+      for (size_t k = 0; k < n && !kept; k++)
+        if (fds[k] < 0 && strcmp (mi.name, names[k]) == 0 && mi.key_size == sizes[k])
+          {
+            fds[k] = mfd;
+            kept = true;
+            found++;
+          }
+      if (!kept)
+        close (mfd);
     }
-  return -1;
+  return found;
+}
+
+int
+brig_egress_find_maps (int cgfd, const char *const *names, const uint32_t *sizes, int *fds,
+                       size_t n)
+{
+  /* connect6 holds both tries (an IPv4-mapped address is looked up in the
+   * IPv4 one) and the counters; connect4 the IPv4 trie and the counters */
+  size_t found = find_maps_of (cgfd, BPF_CGROUP_INET6_CONNECT, names, sizes, fds, n);
+  if (found < n)
+    found += find_maps_of (cgfd, BPF_CGROUP_INET4_CONNECT, names, sizes, fds, n);
+  return found == n ? 0 : -ENOENT;
+}
+
+int
+brig_egress_find_map (int cgfd, const char *name, uint32_t key_size)
+{
+  int fd = -1;
+  return brig_egress_find_maps (cgfd, &name, &key_size, &fd, 1) == 0 ? fd : -1;
 }
 
 /* The counter map of the programs attached to dir: 1 with *mfd, 0 when
@@ -90,7 +121,7 @@ counters_of (const char *dir, int *mfd, brig_error *err)
   cgfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgfd < 0)
     return brig_error_errno (err, "open %s", dir);
-  *mfd = counter_map (cgfd);
+  *mfd = brig_egress_find_map (cgfd, BRIG_EGRESS_CNT_MAP_NAME, sizeof (struct cnt_key));
   return *mfd >= 0;
 }
 

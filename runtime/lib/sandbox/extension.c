@@ -14,6 +14,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "sandbox/check.h"
+#include "sandbox/claim.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/extension.h"
@@ -355,11 +356,24 @@ sandbox_state_load (oci_brig_state *in)
 }
 
 static void
-sandbox_state_show (const struct brig_ext_state *s, oci_state *out)
+sandbox_state_show (const struct brig_ext_state *s, int dirfd, oci_state *out)
 {
+  /* a pool member's claim (only pool members have one: no syscall for
+   * any other container) */
+  oci_claim *claim = oci_map_get (out->annotations, BRIG_RESET_KEY) ? brig_claim_read (dirfd)
+                                                                     : NULL;
+
+  if (s == NULL && claim == NULL)
+    return;
   /* what the sandbox layer applied, beside runc's fields */
   out->brig = xmalloc0 (sizeof *out->brig);
+  out->brig->claim = claim;
+  if (s == NULL)
+    return;
+  /* a claim's policy replaces the pool's while the claim lasts */
   if (s->egress)
+    out->brig->egress = brig_claim_egress_state (claim, out->annotations, s->egress);
+  if (s->egress && out->brig->egress == NULL)
     out->brig->egress = oci_copy (&oci_egress_state_type, s->egress);
   if (s->ephemeral)
     out->brig->rootfs = oci_copy (&oci_rootfs_state_type, s->ephemeral);
@@ -488,6 +502,7 @@ const struct brig_extension brig_sandbox_extension = {
   .exec_begin = sandbox_exec_begin,
   .exec_check = sandbox_exec_check,
   .exec_free = sandbox_exec_free,
+  .exec_tenant = brig_claim_exec,
   .update_check = sandbox_update_check,
   .restore_begin = sandbox_restore_begin,
   .restore_check = sandbox_restore_check,

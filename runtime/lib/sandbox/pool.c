@@ -18,7 +18,9 @@
 #include "ocispec.h"
 #include "sandbox/pool.h"
 #include "sandbox/pool_internal.h"
+#include "sandbox/claim.h"
 #include "sandbox/ephemeral.h"
+#include "sandbox/keeper.h"
 #include "sandbox/reset.h"
 #include "container/state.h"
 #include "container/tenancy.h"
@@ -278,6 +280,7 @@ pool_remove (const struct brig_context *ctx, struct pool *p, brig_error *err)
   _cleanup_close_ int rootfd = -1, poolsfd = -1;
 
   unlinkat (p->dirfd, "bundle", 0);
+  brig_keeper_remove (p->dirfd);
   for (int s = 0; s < BRIG_POOL_NSTATES; s++)
     if (unlinkat (p->dirfd, state_dirs[s], AT_REMOVEDIR) < 0 && errno != ENOENT)
       return brig_error_errno (err, "pool \"%s\": remove %s", p->name, state_dirs[s]);
@@ -512,10 +515,49 @@ out:
 
 /* ---- claim ---- */
 
+/* A claim whose bind began (claim.h) and failed, or whose start failed
+ * after it: judged and refused, the member goes back untouched; with
+ * anything applied it is released (reset) as `pool release` would. 1:
+ * the start failed (the member was dead): try the next one; else the
+ * claim's error (-errno). */
+static int
+pool_claim_undo (const struct brig_context *ctx, struct pool *p, const char *id,
+                 struct brig_claim *cl, brig_error *e, brig_error *err)
+{
+  struct brig_reset_report rep = { 0 };
+  brig_error re = { 0 };
+
+  if (cl->stage == BRIG_CLAIM_JUDGED)
+    {
+      if (pool_move (p, id, BRIG_POOL_CLAIMED, BRIG_POOL_AVAILABLE) < 0)
+        brig_warn ("pool \"%s\": member %s: could not be put back", p->name, id);
+      brig_error_set_raw (err, e->code, e->msg);
+      brig_error_clear (e);
+      return brig_error_wrap (err, "pool \"%s\": claim", p->name);
+    }
+  if (brig_pool_release_gen (ctx, id, 0, &rep, &re) < 0)
+    brig_warn ("pool \"%s\": member %s: %s", p->name, id, re.msg ? re.msg : "release failed");
+  brig_reset_report_free (&rep);
+  brig_error_clear (&re);
+  if (!cl->bind_failed)
+    {
+      brig_warn ("pool \"%s\": member %s could not be started: %s", p->name, id,
+                 e->msg ? e->msg : "failed");
+      brig_error_clear (e);
+      return 1;
+    }
+  brig_error_set_raw (err, e->code, e->msg);
+  brig_error_clear (e);
+  return brig_error_wrap (err, "pool \"%s\": claim (member %s released)", p->name, id);
+}
+
 int
-brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, brig_error *err)
+brig_pool_claim (const struct brig_context *ctx, const char *name,
+                 const struct brig_claim_opts *o, char **out, brig_error *err)
 {
   _cleanup_pool_ struct pool p;
+  __attribute__ ((cleanup (brig_claim_clear))) struct brig_claim cl = { 0 };
+  struct brig_start_bind bind = { brig_claim_bind, &cl, NULL };
   size_t dropped = 0;
   int r;
 
@@ -523,6 +565,11 @@ brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, b
   r = pool_open (ctx, name, false, LOCK_SH, &p, err);
   if (r < 0)
     return r;
+  brig_keeper_ensure (ctx, name);
+  /* every option checked before a member is taken */
+  if (o && (r = brig_claim_prepare (ctx, name, o, &cl, err)) < 0)
+    return brig_error_wrap (err, "pool \"%s\": claim", name);
+  bind.env = cl.env;
   /* A few passes: a member released while we looked is worth a second
    * look before calling the pool empty. */
   for (int pass = 0; pass < 3; pass++)
@@ -549,12 +596,16 @@ brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, b
           if (r < 0)
             return brig_error_set (err, -r, "pool \"%s\": claim member %s", name, id);
           /* Ours alone from here. */
-          r = brig_container_start_claimed (ctx, id, &e);
+          cl.stage = BRIG_CLAIM_NONE;
+          r = brig_container_start_claimed (ctx, id, brig_claim_any (&cl) ? &bind : NULL, &e);
           if (r == 0)
             {
               *out = xstrdup (id);
               return 0;
             }
+          if (cl.stage != BRIG_CLAIM_NONE
+              && (r = pool_claim_undo (ctx, &p, id, &cl, &e, err)) <= 0)
+            return r;
           /* Its init died (OOM, killed) or it was deleted behind the
            * pool's back: not worth handing out; drop it and go on. */
           brig_warn ("pool \"%s\": member %s cannot be started, deleted: %s", name, id,
@@ -573,9 +624,31 @@ brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, b
 
 /* ---- release ---- */
 
+/* Whether member id (in releasing/) is of tenancy gen; if not it goes
+ * back to claimed/, -ESTALE. */
+static int
+pool_release_mine (const struct brig_context *ctx, struct pool *p, const char *id,
+                   unsigned long long gen, brig_error *err)
+{
+  struct brig_tenancy t = { 0, BRIG_TENANCY_OPEN };
+
+  if (brig_tenancy_peek (ctx, id, &t) == 0 && t.gen == gen)
+    return 0;
+  pool_move (p, id, BRIG_POOL_RELEASING, BRIG_POOL_CLAIMED);
+  return brig_error_say (err, ESTALE, "pool \"%s\": %s is no longer of tenancy %llu",
+                         p->name, id, gen);
+}
+
 int
 brig_pool_release (const struct brig_context *ctx, const char *id,
                    struct brig_reset_report *rep, brig_error *err)
+{
+  return brig_pool_release_gen (ctx, id, 0, rep, err);
+}
+
+int
+brig_pool_release_gen (const struct brig_context *ctx, const char *id, unsigned long long gen,
+                       struct brig_reset_report *rep, brig_error *err)
 {
   _cleanup_pool_ struct pool p;
   _cleanup_free_ char *name = pool_of (id, err);
@@ -601,6 +674,11 @@ brig_pool_release (const struct brig_context *ctx, const char *id,
                            id, name);
   if (r < 0)
     return brig_error_set (err, -r, "pool \"%s\": release %s", name, id);
+  /* ours alone from here: a claim cannot change its tenancy any more */
+  if (gen && (r = pool_release_mine (ctx, &p, id, gen, err)) < 0)
+    return r;
+  brig_keeper_unlease (ctx, name, id);
+  brig_keeper_ensure (ctx, name);
 
   fds[0] = p.dirfd;
   for (int i = 0; i < BRIG_POOL_NSTATES; i++)
@@ -617,6 +695,26 @@ brig_pool_release (const struct brig_context *ctx, const char *id,
       return brig_error_wrap (err, "pool \"%s\": release %s (member deleted)", name, id);
     }
   return 0;
+}
+
+int
+brig_pool_renew (const struct brig_context *ctx, const char *id, const char *seconds,
+                 brig_error *err)
+{
+  _cleanup_pool_ struct pool p;
+  _cleanup_free_ char *name = pool_of (id, err);
+  uint64_t dl;
+  int r;
+
+  if (name == NULL)
+    return -EINVAL;
+  if ((r = brig_claim_deadline (seconds, &dl, err)) < 0
+      || (r = pool_open (ctx, name, false, LOCK_SH, &p, err)) < 0)
+    return r;
+  if (faccessat (p.sub[BRIG_POOL_CLAIMED], id, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    return brig_error_say (err, ENOENT, "container \"%s\" is not a claimed member of pool \"%s\"",
+                           id, name);
+  return brig_claim_renew (ctx, name, id, seconds, err);
 }
 
 /* ---- status, drain ---- */
@@ -640,6 +738,7 @@ brig_pool_status (const struct brig_context *ctx, const char *name,
   r = pool_open (ctx, name, false, LOCK_SH, &p, err);
   if (r < 0)
     return r;
+  brig_keeper_ensure (ctx, name);
   if (brig_read_file_at (p.dirfd, "bundle", &info->bundle, &len, NULL) < 0)
     info->bundle = NULL;
   for (int s = 0; s < BRIG_POOL_NSTATES; s++)

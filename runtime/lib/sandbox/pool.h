@@ -63,10 +63,25 @@ const char *brig_pool_state_name (enum brig_pool_state s);
 int brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bundle,
                     size_t size, char ***made, brig_error *err);
 
+struct brig_claim_opts;
+
 /* Take one available member, start it and return its id (malloc'd) in *id.
  * Never hands out one member twice; an empty pool is -EAGAIN with
- * `pool "NAME" is empty`. */
-int brig_pool_claim (const struct brig_context *ctx, const char *name, char **id,
+ * `pool "NAME" is empty`. o (may be NULL): the claim's options
+ * (sandbox/claim.h), bound before the member's process runs; a refusal
+ * before the bind consumes no member, a failure after it resets it. */
+int brig_pool_claim (const struct brig_context *ctx, const char *name,
+                     const struct brig_claim_opts *o, char **id, brig_error *err);
+
+/* brig_pool_release of tenancy gen only (0: any): a member whose tenancy
+ * is another is left as it is, -ESTALE (the keeper's release of a lease
+ * the tenant ended first). */
+int brig_pool_release_gen (const struct brig_context *ctx, const char *id,
+                           unsigned long long gen, struct brig_reset_report *rep,
+                           brig_error *err);
+
+/* pool renew: member id's lease ends seconds (a decimal) from now. */
+int brig_pool_renew (const struct brig_context *ctx, const char *id, const char *seconds,
                      brig_error *err);
 
 /* Reset claimed member id (sandbox/reset.h) and make it available again;

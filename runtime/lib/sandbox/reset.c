@@ -21,6 +21,7 @@
 
 #include "container/respawn.h"
 #include "log.h"
+#include "sandbox/claim.h"
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/extension.h"
@@ -508,6 +509,16 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
       brig_error_clear (err);
       return mark_failed (c, why, err);
     }
+  /* a claim's policy replaced by the pool's, verified (claim.h) */
+  if (c->st.ext && c->st.ext->egress)
+    {
+      brig_claim_reset_egress (c->dirfd, x->cfg, c->st.ext->egress, rep);
+      if (!rep->ok)
+        {
+          why = failed_names (rep);
+          return mark_failed (c, why, err);
+        }
+    }
   brig_debug ("reset: counters %.3f ms", brig_mono_ms_f () - t0);
   /* The config's limits, written again: a tenant that could write its
    * own cgroup's files (a v1 cgroupfs mounted rw, uid 0) raised them, and
@@ -575,6 +586,7 @@ reset_do (struct reset_run *x, struct brig_reset_report *rep, brig_error *err)
        * reset: the namespaces of this init, and its network namespace
        * pinned when the config opted in. Then the new tenancy. */
       brig_exec_grants_clear (c->dirfd);
+      brig_claim_forget (c->dirfd);
       brig_reset_pin (c->dirfd, x->cfg, &x->ns, rs->pid, x->opt_in);
       r = brig_tenancy_write (c->dirfd, x->ten.gen + 1,
                               (x->flags & BRIG_RESET_VACATE) || x->ten.state == BRIG_TENANCY_VACANT
