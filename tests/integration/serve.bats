@@ -1,0 +1,307 @@
+#!/usr/bin/env bats
+# brig serve (docs/serve.md, issue #27): the real e2b SDK (npm e2b 2.51.0,
+# installed once per build tree under BUILDDIR/tests/serve-sdk) against a
+# server on loopback, through its public API only (serve_sdk.mjs); then what
+# a hostile client sends, with curl and raw sockets: oversized bodies, a
+# slow client, malformed JSON and envelopes, unknown methods, missing and
+# wrong tokens. After each, the server still serves. Processes started over
+# the API run inside the container, end at their Connect-Timeout-Ms, and
+# SIGTERM releases every sandbox handed out.
+
+load helpers
+
+SDK_VERSION=2.51.0
+SDK_DIR="${BUILDDIR:-$SRCDIR}/tests/serve-sdk"
+SERVE_PID=""
+
+setup() {
+	requires root program:curl program:python3
+	setup_bundle
+	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true" | .process.args = ["sleep", "1000000"]'
+	# the SDK runs every command as /bin/bash -l -c CMD; busybox has no bash
+	printf '#!/bin/sh\nexec /bin/sh "$@"\n' >"$BUNDLE/rootfs/bin/bash"
+	chmod 755 "$BUNDLE/rootfs/bin/bash"
+	brig pool fill sp --bundle "$BUNDLE" --size 2 >/dev/null
+	KEYS="$BUNDLE/keys"
+	printf '# two tenants\nkey-one-%s\nkey-two-%s\n' "$RANDOM$RANDOM" "$RANDOM$RANDOM" >"$KEYS"
+	chmod 600 "$KEYS"
+	KEY1="$(sed -n 2p "$KEYS")"
+	KEY2="$(sed -n 3p "$KEYS")"
+}
+
+teardown() {
+	stop_server
+	brig pool drain sp >/dev/null 2>&1 || true
+	teardown_bundle
+	return 0
+}
+
+# start_server [SERVE OPTIONS]: brig serve on a free loopback port, in the
+# background; sets SERVE_PID and URL.
+start_server() {
+	local i
+	"$BRIG" --root "$ROOT" serve --listen 127.0.0.1:0 --api-key-file "$KEYS" "$@" \
+		>"$BUNDLE/serve.out" 2>"$BUNDLE/serve.err" </dev/null &
+	SERVE_PID=$!
+	for i in $(seq 100); do
+		grep -q 'listening on' "$BUNDLE/serve.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	URL="$(sed -n 's/^brig serve: listening on //p' "$BUNDLE/serve.out")"
+	[ -n "$URL" ] || { cat "$BUNDLE/serve.err"; return 1; }
+}
+
+stop_server() {
+	[ -n "$SERVE_PID" ] || return 0
+	kill -TERM "$SERVE_PID" 2>/dev/null || true
+	timeout 60 tail --pid="$SERVE_PID" -f /dev/null 2>/dev/null || kill -KILL "$SERVE_PID" 2>/dev/null || true
+	wait "$SERVE_PID" 2>/dev/null || true
+	SERVE_PID=""
+}
+
+# api METHOD PATH [BODY] [CURL ARGS]: the control plane with KEY1; prints
+# the status then the body.
+api() {
+	local m="$1" p="$2" b="${3:-}"
+	shift 3 || shift $#
+	curl -s -o "$BUNDLE/body" -w '%{http_code}\n' -X "$m" -H "X-API-KEY: $KEY1" \
+		-H 'Content-Type: application/json' ${b:+--data-binary "$b"} "$@" "$URL$p"
+	cat "$BUNDLE/body"
+}
+
+# create: a sandbox of pool sp for KEY1; sets SB and TOKEN.
+create() {
+	local out
+	out="$(api POST /v2/sandboxes '{"templateID":"sp"}')"
+	[ "$(head -1 <<<"$out")" = 201 ] || { echo "$out"; return 1; }
+	SB="$(tail -n +2 <<<"$out" | jq -r .sandboxID)"
+	TOKEN="$(tail -n +2 <<<"$out" | jq -r .envdAccessToken)"
+}
+
+# envd RPC JSON [CURL ARGS]: a unary Connect call in sandbox SB.
+envd() {
+	local rpc="$1" body="$2"
+	shift 2
+	curl -s -o "$BUNDLE/body" -w '%{http_code}\n' -X POST -H "E2b-Sandbox-Id: $SB" \
+		-H "X-Access-Token: $TOKEN" -H 'Content-Type: application/json' \
+		--data-binary "$body" "$@" "$URL/$rpc"
+	cat "$BUNDLE/body"
+}
+
+# envelope JSON: one Connect envelope (flags 0) on stdout.
+envelope() {
+	python3 -c 'import sys,struct; b=sys.argv[1].encode(); sys.stdout.buffer.write(b"\0"+struct.pack(">I",len(b))+b)' "$1"
+}
+
+# frames FILE: the envelopes of a stream response, one "FLAGS JSON" line each.
+frames() {
+	python3 -c '
+import sys,struct
+d=open(sys.argv[1],"rb").read(); i=0
+while i+5<=len(d):
+    n=struct.unpack(">I",d[i+1:i+5])[0]; print(d[i], d[i+5:i+5+n].decode()); i+=5+n
+if i!=len(d): print("TRUNCATED")' "$1"
+}
+
+# stream RPC BODY-FILE [CURL ARGS]: a streamed Connect call; frames to stdout.
+stream() {
+	local rpc="$1" in="$2"
+	shift 2
+	curl -s -o "$BUNDLE/stream" -w '%{http_code}\n' -X POST -H "E2b-Sandbox-Id: $SB" \
+		-H "X-Access-Token: $TOKEN" -H 'Content-Type: application/connect+json' \
+		--data-binary "@$in" "$@" "$URL/$rpc" || true
+	frames "$BUNDLE/stream"
+}
+
+install_sdk() {
+	if [ "$(jq -r .version "$SDK_DIR/node_modules/e2b/package.json" 2>/dev/null)" != "$SDK_VERSION" ]; then
+		mkdir -p "$SDK_DIR"
+		npm install --no-audit --no-fund --no-save --prefix "$SDK_DIR" --cache "$SDK_DIR/npm-cache" \
+			"e2b@$SDK_VERSION" >"$SDK_DIR/install.log" 2>&1 ||
+			{ cat "$SDK_DIR/install.log"; echo "npm could not install e2b@$SDK_VERSION"; return 1; }
+	fi
+	cp "$SRCDIR/tests/integration/serve_sdk.mjs" "$SDK_DIR/"
+}
+
+@test "serve: the e2b SDK creates from a pool, runs commands (streamed, failing, background, stdin, reconnect), lists, keeps keys apart, kills" {
+	requires program:node program:npm
+	# e2b 2.51.0 needs node >= 20.18.1 (its engines field)
+	node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=18)?0:1)' ||
+		{ echo "node $(node --version) is older than e2b $SDK_VERSION needs (20.18.1)"; return 1; }
+	install_sdk
+	start_server
+	run env E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$KEY1" KEY1="$KEY1" KEY2="$KEY2" POOL=sp \
+		timeout 300 node "$SDK_DIR/serve_sdk.mjs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "all checks passed"
+	# kill released both: the pool has them back
+	[ "$(brig pool status sp --format json | jq '[.members[] | select(.pool == "available")] | length')" -eq 2 ]
+}
+
+@test "serve: a process runs in the container, outlives its stream, and ends at Connect-Timeout-Ms" {
+	start_server
+	create
+	# the client goes away after 0.5 s; the process stays, as envd's
+	envelope '{"process":{"cmd":"/bin/sh","args":["-c","echo $$; sleep 1000"]},"stdin":false}' >"$BUNDLE/start"
+	run stream process.Process/Start "$BUNDLE/start" -H 'Connect-Timeout-Ms: 3000' --max-time 0.5
+	echo "$output"
+	assert_contains "$output" '0 {"event":{"start":{"pid":'
+	pid="$(sed -n 's/.*"start":{"pid":\([0-9]*\)}.*/\1/p' <<<"$output")"
+	[ -n "$pid" ]
+	# a host pid, in the member's cgroup
+	member="$(jq -r .member "$ROOT/@serve/sandboxes/$SB.json")"
+	[ "$(cat "/proc/$pid/cgroup")" = "$(cat "/proc/$(brig state "$member" | jq .pid)/cgroup")" ]
+	[ "$(readlink "/proc/$pid/ns/pid")" = "$(readlink "/proc/$(brig state "$member" | jq .pid)/ns/pid")" ]
+	run envd process.Process/List '{}'
+	assert_contains "$output" "\"pid\":$pid"
+	# the deadline kills it
+	for i in $(seq 100); do
+		process_alive "$pid" || break
+		sleep 0.1
+	done
+	! process_alive "$pid" || false
+	run envd process.Process/List '{}'
+	[ "${lines[1]}" = '{"processes":[]}' ]
+	# a command that cannot start is an end-stream error, not a hang
+	envelope '{"process":{"cmd":"/no/such"}}' >"$BUNDLE/bad"
+	run stream process.Process/Start "$BUNDLE/bad"
+	echo "$output"
+	[ "${lines[0]}" = 200 ]
+	assert_contains "${lines[1]}" '2 {"error":{"code":"invalid_argument"'
+}
+
+@test "serve: oversized bodies are refused (413), with and without Content-Length; the server goes on" {
+	start_server --max-body 4096
+	head -c 10000 /dev/zero | tr '\0' a >"$BUNDLE/big"
+	run api POST /v2/sandboxes "@$BUNDLE/big"
+	echo "$output"
+	[ "${lines[0]}" = 413 ]
+	assert_contains "${lines[1]}" '"code":413'
+	run api POST /v2/sandboxes "@$BUNDLE/big" -H 'Transfer-Encoding: chunked'
+	echo "$output"
+	[ "${lines[0]}" = 413 ]
+	run api POST /v2/sandboxes '{"templateID":"sp"}'
+	[ "${lines[0]}" = 201 ]
+	run curl -s -o /dev/null -w '%{http_code}' "$URL/health"
+	[ "$output" = 204 ]
+}
+
+@test "serve: a client that sends a byte at a time is cut off at --request-timeout while others are served" {
+	start_server --request-timeout 2
+	local port="${URL##*:}" t0 t1
+	t0="$(date +%s%N)"
+	# headers trickled at 4 bytes a second for up to 15 s
+	timeout 20 bash -c '
+		exec 3<>"/dev/tcp/127.0.0.1/$1"
+		printf "POST /v2/sandboxes HTTP/1.1\r\nHost: x\r\n" >&3
+		for i in $(seq 60); do printf "X" >&3 || exit 0; sleep 0.25; done
+		exit 1' _ "$port" &
+	local slow=$!
+	sleep 0.5
+	# served meanwhile, at once
+	run curl -s -m 2 -o /dev/null -w '%{http_code}' -H "X-API-KEY: $KEY1" "$URL/v2/sandboxes"
+	[ "$output" = 200 ]
+	run wait "$slow"
+	t1="$(date +%s%N)"
+	echo "slow client: status $status after $(((t1 - t0) / 1000000)) ms"
+	[ "$status" -ne 1 ]
+	[ $(((t1 - t0) / 1000000)) -lt 8000 ]
+}
+
+@test "serve: malformed JSON and envelopes, unknown methods and routes get clear errors; the server goes on" {
+	start_server
+	run api POST /v2/sandboxes '{"templateID":'
+	echo "$output"
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" '"code":400'
+	run api POST /v2/sandboxes "$(printf '[%.0s' $(seq 5000))"
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" 'nests deeper than 32'
+	run api POST /v2/sandboxes '{"templateID":"sp","envVars":{"A":"b"}}'
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" 'envVars is not supported by brig serve yet'
+	run api POST /v2/sandboxes '{"templateID":"../x"}'
+	[ "${lines[0]}" = 400 ]
+	run api POST /v2/sandboxes '{"templateID":"nopool"}'
+	echo "$output"
+	[ "${lines[0]}" = 404 ]
+	run api GET /v3/templates
+	[ "${lines[0]}" = 501 ]
+	create
+	run api POST "/sandboxes/$SB/timeout" '{"timeout":60}'
+	[ "${lines[0]}" = 501 ]
+	# envd: a unary body that is not JSON, an unknown RPC, a stream one
+	run envd process.Process/List 'nope'
+	echo "$output"
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" '"code":"invalid_argument"'
+	run envd process.Process/Update '{}'
+	[ "${lines[0]}" = 501 ]
+	assert_contains "${lines[1]}" '"code":"unimplemented"'
+	envelope '{"path":"/"}' >"$BUNDLE/watch"
+	run stream filesystem.Filesystem/WatchDir "$BUNDLE/watch"
+	[ "${lines[0]}" = 200 ]
+	assert_contains "${lines[1]}" '2 {"error":{"code":"unimplemented"'
+	# a truncated envelope, and one whose length lies
+	printf '\0\0\0' >"$BUNDLE/short"
+	run stream process.Process/Start "$BUNDLE/short"
+	assert_contains "${lines[1]}" 'incomplete envelope'
+	printf '\0\0\0\0\xff{}' >"$BUNDLE/liar"
+	run stream process.Process/Start "$BUNDLE/liar"
+	assert_contains "${lines[1]}" '"code":"invalid_argument"'
+	run envd process.Process/SendSignal '{"process":{"pid":999999},"signal":"SIGNAL_SIGKILL"}'
+	[ "${lines[0]}" = 404 ]
+	assert_contains "${lines[1]}" '"code":"not_found"'
+	# still serving
+	run envd process.Process/List '{}'
+	[ "${lines[0]}" = 200 ]
+}
+
+@test "serve: envd needs the sandbox's own token; another tenant's or none gets nothing run" {
+	start_server
+	create
+	local sb1="$SB" tok1="$TOKEN"
+	run curl -s -o "$BUNDLE/body" -w '%{http_code}' -X POST -H "E2b-Sandbox-Id: $SB" \
+		-H 'Content-Type: application/json' --data '{}' "$URL/process.Process/List"
+	[ "$output" = 401 ]
+	grep -q '"code":"unauthenticated"' "$BUNDLE/body"
+	# KEY2's sandbox token does not open KEY1's sandbox
+	out="$(curl -s -X POST -H "X-API-KEY: $KEY2" -H 'Content-Type: application/json' \
+		--data '{"templateID":"sp"}' "$URL/v2/sandboxes")"
+	tok2="$(jq -r .envdAccessToken <<<"$out")"
+	[ -n "$tok2" ] && [ "$tok2" != "$tok1" ]
+	TOKEN="$tok2"
+	envelope '{"process":{"cmd":"/bin/sh","args":["-c","touch /tmp/pwned"]}}' >"$BUNDLE/start"
+	run stream process.Process/Start "$BUNDLE/start"
+	[ "${lines[0]}" = 401 ]
+	TOKEN="$tok1"
+	run envd process.Process/List '{}'
+	[ "${lines[0]}" = 200 ]
+	member="$(jq -r .member "$ROOT/@serve/sandboxes/$sb1.json")"
+	run brig exec "$member" ls /tmp/pwned
+	[ "$status" -ne 0 ]
+	# an unknown sandbox is 502 as at E2B's edge
+	SB=sbnosuch
+	run envd process.Process/List '{}'
+	[ "${lines[0]}" = 502 ]
+	# KEY2 cannot delete KEY1's sandbox
+	run curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "X-API-KEY: $KEY2" "$URL/sandboxes/$sb1"
+	[ "$output" = 404 ]
+	[ -e "$ROOT/@serve/sandboxes/$sb1.json" ]
+}
+
+@test "serve: SIGTERM releases every sandbox handed out and kills their processes" {
+	start_server
+	create
+	envelope '{"process":{"cmd":"/bin/sh","args":["-c","echo $$; exec sleep 1000"]}}' >"$BUNDLE/start"
+	run stream process.Process/Start "$BUNDLE/start" --max-time 0.5 -H 'Connect-Timeout-Ms: 0'
+	pid="$(sed -n 's/.*"start":{"pid":\([0-9]*\)}.*/\1/p' <<<"$output")"
+	[ -n "$pid" ]
+	process_alive "$pid"
+	[ "$(brig pool status sp --format json | jq '[.members[] | select(.pool == "claimed")] | length')" -eq 1 ]
+	stop_server
+	! process_alive "$pid" || false
+	[ "$(brig pool status sp --format json | jq '[.members[] | select(.pool == "available")] | length')" -eq 2 ]
+	[ -z "$(ls "$ROOT/@serve/sandboxes")" ]
+}
