@@ -64,9 +64,9 @@ stop_server() {
 api() {
 	local m="$1" p="$2" b="${3:-}"
 	shift 3 || shift $#
-	curl -s -o "$BUNDLE/body" -w '%{http_code}\n' -X "$m" -H "X-API-KEY: $KEY1" \
+	curl -s -o "$BUNDLE/body${W:-}" -w '%{http_code}\n' -X "$m" -H "X-API-KEY: $KEY1" \
 		-H 'Content-Type: application/json' ${b:+--data-binary "$b"} "$@" "$URL$p"
-	cat "$BUNDLE/body"
+	cat "$BUNDLE/body${W:-}"
 }
 
 # create: a sandbox of pool sp for KEY1; sets SB and TOKEN.
@@ -82,10 +82,10 @@ create() {
 envd() {
 	local rpc="$1" body="$2"
 	shift 2
-	curl -s -o "$BUNDLE/body" -w '%{http_code}\n' -X POST -H "E2b-Sandbox-Id: $SB" \
+	curl -s -o "$BUNDLE/body${W:-}" -w '%{http_code}\n' -X POST -H "E2b-Sandbox-Id: $SB" \
 		-H "X-Access-Token: $TOKEN" -H 'Content-Type: application/json' \
 		--data-binary "$body" "$@" "$URL/$rpc"
-	cat "$BUNDLE/body"
+	cat "$BUNDLE/body${W:-}"
 }
 
 # envelope JSON: one Connect envelope (flags 0) on stdout.
@@ -107,10 +107,33 @@ if i!=len(d): print("TRUNCATED")' "$1"
 stream() {
 	local rpc="$1" in="$2"
 	shift 2
-	curl -s -o "$BUNDLE/stream" -w '%{http_code}\n' -X POST -H "E2b-Sandbox-Id: $SB" \
+	curl -s -o "$BUNDLE/stream${W:-}" -w '%{http_code}\n' -X POST -H "E2b-Sandbox-Id: $SB" \
 		-H "X-Access-Token: $TOKEN" -H 'Content-Type: application/connect+json' \
 		--data-binary "@$in" "$@" "$URL/$rpc" || true
-	frames "$BUNDLE/stream"
+	frames "$BUNDLE/stream${W:-}"
+}
+
+# run_cmd CMD: run sh -c CMD in sandbox SB (Start, no deadline); prints its
+# stdout, then "exit N" from the end event.
+run_cmd() {
+	envelope "$(jq -cn --arg c "$1" '{process: {cmd: "/bin/sh", args: ["-c", $c]}}')" >"$BUNDLE/cmd${W:-}"
+	stream process.Process/Start "$BUNDLE/cmd${W:-}" -H 'Connect-Timeout-Ms: 0' |
+		python3 -c '
+import sys, json, base64
+for line in sys.stdin:
+    parts = line.rstrip("\n").split(" ", 1)
+    if len(parts) < 2 or not parts[1].startswith("{"):
+        continue
+    ev = json.loads(parts[1]).get("event", {})
+    if "data" in ev and "stdout" in ev["data"]:
+        sys.stdout.write(base64.b64decode(ev["data"]["stdout"]).decode())
+    if "end" in ev:
+        print("exit", ev["end"].get("exitCode", 0))'
+}
+
+# fds_of PID: how many fds the process has open.
+fds_of() {
+	ls "/proc/$1/fd" | wc -l
 }
 
 install_sdk() {
@@ -130,6 +153,8 @@ install_sdk() {
 		{ echo "node $(node --version) is older than e2b $SDK_VERSION needs (20.18.1)"; return 1; }
 	install_sdk
 	start_server
+	local fds0 fds1 i
+	fds0="$(fds_of "$SERVE_PID")"
 	run env E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$KEY1" KEY1="$KEY1" KEY2="$KEY2" POOL=sp \
 		timeout 300 node "$SDK_DIR/serve_sdk.mjs"
 	echo "$output"
@@ -137,6 +162,62 @@ install_sdk() {
 	assert_contains "$output" "all checks passed"
 	# kill released both: the pool has them back
 	[ "$(brig pool status sp --format json | jq '[.members[] | select(.pool == "available")] | length')" -eq 2 ]
+	# no fd of the server is left once the SDK's connections are gone
+	for i in $(seq 50); do
+		fds1="$(fds_of "$SERVE_PID")"
+		[ "$fds1" -le "$fds0" ] && break
+		sleep 0.1
+	done
+	echo "server fds: $fds0 before, $fds1 after"
+	[ "$fds1" -le "$fds0" ]
+}
+
+@test "serve: after the first tenant's kill, the second finds nothing of it in the same members" {
+	start_server
+	local pids="" sb out
+	create
+	local a="$SB" ta="$TOKEN"
+	create
+	local b="$SB" tb="$TOKEN"
+	for sb in "$a:$ta" "$b:$tb"; do
+		SB="${sb%%:*}" TOKEN="${sb#*:}"
+		run run_cmd 'echo secret >/tmp/marker; sleep 1000 >/dev/null 2>&1 & echo $!'
+		assert_contains "$output" "exit 0"
+		run envd process.Process/List '{}'
+		[ "${lines[0]}" = 200 ]
+	done
+	# the background sleeps, by their host pids (children of the shells)
+	pids="$(for m in $(jq -r .member "$ROOT"/@serve/sandboxes/*.json); do
+		for p in $(pgrep -f '^sleep 1000$'); do
+			if [ "$(cat "/proc/$p/cgroup" 2>/dev/null)" = "$(cat "/proc/$(brig state "$m" | jq .pid)/cgroup")" ]; then
+				echo "$p"
+			fi
+		done
+	done)"
+	[ "$(wc -w <<<"$pids")" -eq 2 ]
+	run curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "X-API-KEY: $KEY1" "$URL/sandboxes/$a"
+	[ "$output" = 204 ]
+	run curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "X-API-KEY: $KEY1" "$URL/sandboxes/$b"
+	[ "$output" = 204 ]
+	for p in $pids; do ! process_alive "$p" || false; done
+	# the second tenant gets both members (the pool has two): clean
+	for i in 1 2; do
+		out="$(curl -s -X POST -H "X-API-KEY: $KEY2" -H 'Content-Type: application/json' \
+			--data '{"templateID":"sp"}' "$URL/v2/sandboxes")"
+		SB="$(jq -r .sandboxID <<<"$out")" TOKEN="$(jq -r .envdAccessToken <<<"$out")"
+		[ "$SB" != "$a" ] && [ "$SB" != "$b" ]
+		run run_cmd 'cat /tmp/marker 2>&1; ps -o args | grep -cx "sleep 1000"'
+		echo "$output"
+		assert_contains "$output" "No such file"
+		[ "${lines[1]}" = 0 ]
+		# and KEY1's tokens open nothing of them
+		TOKEN="$ta"
+		run envd process.Process/List '{}'
+		[ "${lines[0]}" = 401 ]
+	done
+	# KEY1's old ids are gone for it
+	run curl -s -o /dev/null -w '%{http_code}' -H "X-API-KEY: $KEY1" "$URL/sandboxes/$a"
+	[ "$output" = 404 ]
 }
 
 @test "serve: a process runs in the container, outlives its stream, and ends at Connect-Timeout-Ms" {
@@ -262,10 +343,10 @@ install_sdk() {
 	start_server
 	create
 	local sb1="$SB" tok1="$TOKEN"
-	run curl -s -o "$BUNDLE/body" -w '%{http_code}' -X POST -H "E2b-Sandbox-Id: $SB" \
+	run curl -s -o "$BUNDLE/body${W:-}" -w '%{http_code}' -X POST -H "E2b-Sandbox-Id: $SB" \
 		-H 'Content-Type: application/json' --data '{}' "$URL/process.Process/List"
 	[ "$output" = 401 ]
-	grep -q '"code":"unauthenticated"' "$BUNDLE/body"
+	grep -q '"code":"unauthenticated"' "$BUNDLE/body${W:-}"
 	# KEY2's sandbox token does not open KEY1's sandbox
 	out="$(curl -s -X POST -H "X-API-KEY: $KEY2" -H 'Content-Type: application/json' \
 		--data '{"templateID":"sp"}' "$URL/v2/sandboxes")"
@@ -304,4 +385,49 @@ install_sdk() {
 	! process_alive "$pid" || false
 	[ "$(brig pool status sp --format json | jq '[.members[] | select(.pool == "available")] | length')" -eq 2 ]
 	[ -z "$(ls "$ROOT/@serve/sandboxes")" ]
+}
+
+@test "serve: 50 sandboxes created, used and killed by 5 concurrent clients: no failure, nothing left" {
+	brig pool fill sp --size 6 >/dev/null
+	start_server
+	local fds0 w
+	fds0="$(fds_of "$SERVE_PID")"
+	worker() {
+		local W="$1" i tries out
+		for i in $(seq 10); do
+			for tries in $(seq 200); do
+				out="$(api POST /v2/sandboxes '{"templateID":"sp"}')"
+				[ "$(head -1 <<<"$out")" = 503 ] || break
+				sleep 0.1
+			done
+			[ "$(head -1 <<<"$out")" = 201 ] || { echo "create: $out"; return 1; }
+			SB="$(tail -n +2 <<<"$out" | jq -r .sandboxID)"
+			TOKEN="$(tail -n +2 <<<"$out" | jq -r .envdAccessToken)"
+			out="$(run_cmd 'echo $((6 * 7))')"
+			[ "$out" = "$(printf '42\nexit 0')" ] || { echo "run: $out"; return 1; }
+			out="$(api DELETE "/sandboxes/$SB")"
+			[ "$(head -1 <<<"$out")" = 204 ] || { echo "kill: $out"; return 1; }
+		done
+		echo done
+	}
+	local workers=""
+	for w in 1 2 3 4 5; do
+		worker "$w" >"$BUNDLE/worker$w" 2>&1 &
+		workers="$workers $!"
+	done
+	# only the workers: the server is a child of this shell too
+	wait $workers
+	for w in 1 2 3 4 5; do
+		echo "worker $w: $(cat "$BUNDLE/worker$w")"
+		[ "$(cat "$BUNDLE/worker$w")" = done ]
+	done
+	[ "$(brig pool status sp --format json | jq .counts.available)" -eq 6 ]
+	[ -z "$(find "$ROOT/@serve/sandboxes" "$ROOT/@serve/run" -mindepth 1)" ]
+	# no process of the server's making is left: runners are its children
+	[ -z "$(pgrep -P "$SERVE_PID")" ]
+	for i in $(seq 50); do
+		[ "$(fds_of "$SERVE_PID")" -le "$fds0" ] && break
+		sleep 0.1
+	done
+	[ "$(fds_of "$SERVE_PID")" -le "$fds0" ]
 }
