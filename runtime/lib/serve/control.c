@@ -219,6 +219,11 @@ create (struct serve *srv, struct MHD_Connection *c, const char *owner, const ch
       yajl_tree_free (req);
       return ret;
     }
+  if (__atomic_load_n (&srv->stopping, __ATOMIC_ACQUIRE))
+    {
+      yajl_tree_free (req);
+      return serve_error (c, 503, "brig serve stops");
+    }
   r = serve_claim (srv, tmpl, &member, &err);
   if (r < 0)
     {

@@ -212,7 +212,8 @@ start (struct call *k)
     ret = fail (k, "invalid_argument", msg);
   else if (serve_proc_start (k->srv, k->sb, &st, &s, &err) < 0)
     {
-      ret = fail (k, err.code == EPROTO || err.code == ENOMEM ? "internal" : "invalid_argument",
+      ret = fail (k, err.code == EMFILE ? "resource_exhausted"
+                     : err.code == EPROTO || err.code == ENOMEM ? "internal" : "invalid_argument",
                   err.msg ? err.msg : "cannot start the process");
       brig_error_clear (&err);
     }

@@ -33,6 +33,12 @@
  * and file metadata refused client-side (e2b SDK 2.51.0). */
 #define SERVE_ENVD_VERSION "0.5.7"
 
+/* Bounds on what clients can make the server hold: connections (each a
+ * thread), processes per sandbox (each a runner, a pump thread, five
+ * fds). */
+#define SERVE_MAX_CONNECTIONS 1024
+#define SERVE_MAX_PROCS 256
+
 struct serve_key {
   char *key;
   char fp[128];              /* crypt(3) SHA-256 of the key: the owner on disk */

@@ -26,7 +26,7 @@
 #include "utils.h"
 
 #define CHUNK (32 * 1024)
-#define STREAM_MAX (8 * 1024 * 1024)
+#define STREAM_MAX (2 * 1024 * 1024)
 /* After the exit, output still in the pipes is read for this long (a
  * background child of the process may hold them open for ever). */
 #define DRAIN_MS 200
@@ -230,8 +230,16 @@ serve_proc_start (struct serve *srv, struct serve_sandbox *sb, struct serve_star
   pthread_condattr_t ca;
   pthread_attr_t ta;
   pthread_t t;
-  int r = serve_spawn (srv, sb->member, st, &sp, err);
+  size_t n = 0;
+  int r;
 
+  pthread_mutex_lock (&srv->mu);
+  for (struct serve_proc *q = sb->procs; q; q = q->next)
+    n++;
+  pthread_mutex_unlock (&srv->mu);
+  if (n >= SERVE_MAX_PROCS)
+    return brig_error_say (err, EMFILE, "the sandbox runs %d processes already", SERVE_MAX_PROCS);
+  r = serve_spawn (srv, sb->member, st, &sp, err);
   if (r < 0)
     return r;
   p = xmalloc0 (sizeof *p);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -279,7 +280,7 @@ start_daemon (struct serve *srv, brig_error *err)
           | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0),
       0, NULL, NULL, handle, srv,
       MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &sa,
-      MHD_OPTION_CONNECTION_LIMIT, 1024u,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned) SERVE_MAX_CONNECTIONS,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
       MHD_OPTION_CONNECTION_TIMEOUT, srv->o->request_timeout,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
@@ -322,6 +323,20 @@ release_all (struct serve *srv)
     }
 }
 
+/* Each process holds five fds and each connection one: the soft limit
+ * (often 1024) up to the hard one. */
+static void
+raise_fd_limit (void)
+{
+  struct rlimit rl;
+
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
 int
 brig_serve (const struct brig_context *ctx, const struct brig_serve_opts *o, brig_error *err)
 {
@@ -331,6 +346,7 @@ brig_serve (const struct brig_context *ctx, const struct brig_serve_opts *o, bri
   int r, sig;
 
   pthread_mutex_init (&srv.mu, NULL);
+  raise_fd_limit ();
   /* SIGTERM and SIGINT are taken by sigwait below, in no other thread;
    * a closed stdin pipe is an error, not a signal */
   sigemptyset (&stop);
@@ -360,6 +376,8 @@ brig_serve (const struct brig_context *ctx, const struct brig_serve_opts *o, bri
   __atomic_store_n (&srv.stopping, 1, __ATOMIC_RELEASE);
   release_all (&srv);
   MHD_stop_daemon (srv.d);
+  /* a create that was claiming while the first pass ran */
+  release_all (&srv);
   pthread_join (sw, NULL);
   serve_keys_free (&srv);
   close (srv.dirfd);
