@@ -288,6 +288,12 @@ install_sdk() {
 	echo "slow client: status $status after $(((t1 - t0) / 1000000)) ms"
 	[ "$status" -ne 1 ]
 	[ $(((t1 - t0) / 1000000)) -lt 8000 ]
+	# a stream is not a slow request: a process silent for longer than
+	# --request-timeout still delivers its output and its end
+	create
+	run run_cmd 'sleep 4; echo done'
+	echo "$output"
+	[ "$output" = "$(printf 'done\nexit 0')" ]
 }
 
 @test "serve: malformed JSON and envelopes, unknown methods and routes get clear errors; the server goes on" {

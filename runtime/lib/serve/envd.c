@@ -109,6 +109,15 @@ header_ms (struct MHD_Connection *c, const char *name, int64_t unit, int64_t dfl
   return n * unit;
 }
 
+/* Keepalive-Ping-Interval in ms: 1 s to 1 h, envd's 90 s when absent or
+ * invalid. */
+static int64_t
+keepalive_ms (struct MHD_Connection *c)
+{
+  int64_t v = header_ms (c, "Keepalive-Ping-Interval", 1000, 90000);
+  return v < 1000 ? 90000 : v > 3600000 ? 3600000 : v;
+}
+
 /* StartRequest.process into st: [cmd, args...], K=V, cwd, and the
  * ProcessConfig JSON that List gives back. NULL or a message. */
 static const char *
@@ -176,6 +185,12 @@ reply_stream (struct call *k, struct serve_stream *s)
 
   if (r == NULL)
     return MHD_NO;
+  /* libmicrohttpd's inactivity timeout does not see a reader that waits
+   * here: a silent process would be cut off at the first frame after it.
+   * The keepalive frames keep a stream active; a client that reads none of
+   * them is dropped a --request-timeout later. */
+  MHD_set_connection_option (k->c, MHD_CONNECTION_OPTION_TIMEOUT,
+                             (unsigned) (s->keepalive_ms / 1000) + k->srv->o->request_timeout);
   ret = MHD_queue_response (k->c, 200, r);
   MHD_destroy_response (r);
   return ret;
@@ -203,11 +218,9 @@ start (struct call *k)
     return fail (k, "invalid_argument", "stdin: expected a boolean");
   st.stdin = in && YAJL_IS_TRUE (in);
   st.timeout_ms = header_ms (k->c, "Connect-Timeout-Ms", 1, 0);
-  st.keepalive_ms = header_ms (k->c, "Keepalive-Ping-Interval", 1000, 90000);
+  st.keepalive_ms = keepalive_ms (k->c);
   if (st.timeout_ms < 0)
     return fail (k, "invalid_argument", "Connect-Timeout-Ms: expected milliseconds");
-  if (st.keepalive_ms <= 0)
-    st.keepalive_ms = 90000;
   if ((msg = start_config (proc, &st)) != NULL)
     ret = fail (k, "invalid_argument", msg);
   else if (serve_proc_start (k->srv, k->sb, &st, &s, &err) < 0)
@@ -236,7 +249,7 @@ connect_ (struct call *k)
 
   if ((p = find_proc (k, &pid, &ret)) == NULL)
     return ret;
-  s = serve_proc_subscribe (p, header_ms (k->c, "Keepalive-Ping-Interval", 1000, 90000));
+  s = serve_proc_subscribe (p, keepalive_ms (k->c));
   serve_proc_unref (p);
   if (s == NULL)
     {
