@@ -74,6 +74,26 @@ const again = await sbx.commands.connect(late.pid)
 const lr = await again.wait()
 check('connect: a process outlives its stream', lr.stdout.includes('late'), JSON.stringify(lr))
 
+// files: list, makeDir, exists, getInfo, rename, remove, inside the container
+await sbx.commands.run('mkdir -p /tmp/w && echo hello >/tmp/w/a.txt && ln -s / /tmp/w/top')
+const ls = await sbx.files.list('/tmp/w')
+check('files.list: a file and a symlink', ls.some((e) => e.name === 'a.txt' && e.type === 'file' &&
+  Number(e.size) === 6 && e.path === '/tmp/w/a.txt') && ls.some((e) => e.name === 'top'), JSON.stringify(ls))
+check('files.makeDir: true', (await sbx.files.makeDir('/tmp/w/new/deeper')) === true)
+check('files.makeDir: false when it exists', (await sbx.files.makeDir('/tmp/w/new/deeper')) === false)
+check('files.exists: true', (await sbx.files.exists('/tmp/w/a.txt')) === true)
+check('files.exists: false', (await sbx.files.exists('/tmp/w/nope')) === false)
+const info = await sbx.files.getInfo('/tmp/w/a.txt')
+check('files.getInfo', info.type === 'file' && info.name === 'a.txt', JSON.stringify(info))
+const moved = await sbx.files.rename('/tmp/w/a.txt', '/tmp/w/sub/b.txt')
+check('files.rename', moved.path === '/tmp/w/sub/b.txt', JSON.stringify(moved))
+check('files.rename: moved inside', (await sbx.commands.run('cat /tmp/w/sub/b.txt')).stdout === 'hello\n')
+const top = await sbx.files.list('/tmp/w/top')
+check('files.list: "/" through a symlink is the container\'s', top.some((e) => e.path === '/tmp/w/top/tmp'),
+  JSON.stringify(top.map((e) => e.path)))
+await sbx.files.remove('/tmp/w')
+check('files.remove: recursive', (await sbx.files.exists('/tmp/w')) === false)
+
 // the control plane: list, a second key, a wrong key, pagination, an empty pool
 const sbx2 = await Sandbox.create(POOL, { apiKey: KEY1 })
 const page = Sandbox.list({ apiKey: KEY1, limit: 1 })

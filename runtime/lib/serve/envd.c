@@ -358,6 +358,54 @@ send_signal (struct call *k)
   return ret;
 }
 
+/* Filesystem calls (fscall.c): a path (Move: source and destination),
+ * ListDir's depth; errno to the Connect code envd uses. */
+static enum MHD_Result
+fs_rpc (struct call *k, enum serve_fs_op op)
+{
+  struct serve_fs_args a = { .op = op, .depth = 1 };
+  yajl_val depth = serve_json_get (k->req, "depth", yajl_t_any);
+  _cleanup_free_ char *json = NULL, *body = NULL;
+  brig_error err = { 0 };
+  enum MHD_Result ret;
+  bool bad1, bad2;
+
+  a.path = serve_json_str (k->req, op == SERVE_FS_MOVE ? "source" : "path", &bad1);
+  a.dest = serve_json_str (k->req, "destination", &bad2);
+  if (bad1 || a.path == NULL || *a.path == '\0')
+    return fail (k, "invalid_argument", op == SERVE_FS_MOVE ? "source: expected a path"
+                                                             : "path: expected a path");
+  if (op == SERVE_FS_MOVE && (bad2 || a.dest == NULL || *a.dest == '\0'))
+    return fail (k, "invalid_argument", "destination: expected a path");
+  if (depth && depth->type != yajl_t_null)
+    {
+      if (!YAJL_IS_INTEGER (depth) || YAJL_GET_INTEGER (depth) < 1 || YAJL_GET_INTEGER (depth) > 64)
+        return fail (k, "invalid_argument", "depth: expected 1..64");
+      a.depth = (unsigned) YAJL_GET_INTEGER (depth);
+    }
+  if (serve_fs_call (k->srv, k->sb->member, &a, &json, &err) < 0)
+    {
+      ret = fail (k, err.code == ENOENT ? "not_found" : err.code == EEXIST ? "already_exists"
+                     : err.code == ENOTDIR || err.code == EISDIR || err.code == EINVAL
+                           || err.code == ELOOP || err.code == ENAMETOOLONG || err.code == EXDEV
+                         ? "invalid_argument" : "internal",
+                  err.msg ? err.msg : "failed");
+      brig_error_clear (&err);
+      return ret;
+    }
+  body = op == SERVE_FS_REMOVE ? xstrdup ("{}")
+         : xasprintf ("{\"%s\":%s}", op == SERVE_FS_LIST ? "entries" : "entry", json);
+  ret = serve_reply (k->c, 200, body, strlen (body), "application/json");
+  body = NULL;
+  return ret;
+}
+
+static enum MHD_Result fs_stat (struct call *k) { return fs_rpc (k, SERVE_FS_STAT); }
+static enum MHD_Result fs_list (struct call *k) { return fs_rpc (k, SERVE_FS_LIST); }
+static enum MHD_Result fs_mkdir (struct call *k) { return fs_rpc (k, SERVE_FS_MKDIR); }
+static enum MHD_Result fs_move (struct call *k) { return fs_rpc (k, SERVE_FS_MOVE); }
+static enum MHD_Result fs_remove (struct call *k) { return fs_rpc (k, SERVE_FS_REMOVE); }
+
 /* The request message: a whole body (unary) or one envelope (stream). */
 static enum MHD_Result
 parse_request (struct call *k, const char *body, size_t len, bool *ok)
@@ -400,6 +448,11 @@ rpc (struct call *k, const char *body, size_t len)
     { "process.Process/SendInput", false, send_input },
     { "process.Process/CloseStdin", false, close_stdin },
     { "process.Process/SendSignal", false, send_signal },
+    { "filesystem.Filesystem/Stat", false, fs_stat },
+    { "filesystem.Filesystem/ListDir", false, fs_list },
+    { "filesystem.Filesystem/MakeDir", false, fs_mkdir },
+    { "filesystem.Filesystem/Move", false, fs_move },
+    { "filesystem.Filesystem/Remove", false, fs_remove },
   };
   enum MHD_Result ret;
   char msg[160];

@@ -209,6 +209,28 @@ serve_proc_signal (struct serve_proc *p, int sig)
 int serve_proc_write (struct serve_proc *p, const void *data, size_t n, brig_error *err);
 int serve_proc_close_stdin (struct serve_proc *p);
 
+/* ---- fscall.c ---- */
+
+enum serve_fs_op { SERVE_FS_STAT, SERVE_FS_LIST, SERVE_FS_MKDIR, SERVE_FS_MOVE, SERVE_FS_REMOVE };
+struct serve_fs_args {
+  enum serve_fs_op op;
+  const char *path;
+  const char *dest;          /* Move */
+  unsigned depth;            /* ListDir */
+};
+/* Run one fsops.c call in member, joined to its namespaces and root as
+ * its root user; *json is the call's JSON (an EntryInfo, an array of
+ * them, or "" for Remove). Errors keep the call's errno. */
+int serve_fs_call (struct serve *srv, const char *member, const struct serve_fs_args *a,
+                   char **json, brig_error *err);
+
+/* 0 when the process of pidfd is alive. */
+static inline int
+serve_pidfd_alive (int pidfd)
+{
+  return syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ? -errno : 0;
+}
+
 /* ---- runner.c ---- */
 
 struct serve_spawned {
