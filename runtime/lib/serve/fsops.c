@@ -1,7 +1,7 @@
 /* envd's filesystem calls (Stat, ListDir, MakeDir, Move, Remove) on a
- * container's root, as EntryInfo JSON (docs/serve.md "Not yet": to be
- * called in a child joined to the container's user and mount namespaces
- * and root, as `brig cp`'s child is; root is then its "/").
+ * container's root, as EntryInfo JSON (docs/serve.md "Files"), called in
+ * fscall.c's child joined to the container's user and mount namespaces
+ * and root: root is its "/".
  *
  * Every path is resolved by the kernel inside root (paths.h:
  * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)); the last component is
@@ -26,6 +26,8 @@
 #include "utils.h"
 
 #define MAX_DEPTH 64
+/* ListDir answers at most this many entries (the answer is one message) */
+#define MAX_ENTRIES 100000
 
 /* The parent directory of a cleaned absolute path and its last name ("."
  * for "/"), with the parent opened inside root. */
@@ -127,7 +129,7 @@ dir_of (int fd)
 
 /* The entries of dir (an open directory at path), depth levels down. */
 static int
-list_into (int dir, const char *path, unsigned depth, yajl_gen g, brig_error *err)
+list_into (int dir, const char *path, unsigned depth, size_t *left, yajl_gen g, brig_error *err)
 {
   DIR *d = dir_of (dup (dir));
   struct dirent *de;
@@ -143,6 +145,11 @@ list_into (int dir, const char *path, unsigned depth, yajl_gen g, brig_error *er
         continue;
       if (fstatat (dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         continue; /* gone meanwhile */
+      if ((*left)-- == 0)
+        {
+          r = brig_error_say (err, E2BIG, "%s: more than %d entries", path, MAX_ENTRIES);
+          break;
+        }
       child = xasprintf ("%s%s%s", path, strcmp (path, "/") == 0 ? "" : "/", de->d_name);
       gen_entry (g, child, de->d_name, &st, dir);
       if (depth > 1 && S_ISDIR (st.st_mode))
@@ -150,7 +157,7 @@ list_into (int dir, const char *path, unsigned depth, yajl_gen g, brig_error *er
           _cleanup_close_ int sub = openat (dir, de->d_name,
                                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           if (sub >= 0)
-            r = list_into (sub, child, depth - 1, g, err);
+            r = list_into (sub, child, depth - 1, left, g, err);
         }
     }
   closedir (d);
@@ -162,6 +169,7 @@ serve_fs_list (int root, const char *path, unsigned depth, yajl_gen g, brig_erro
 {
   _cleanup_free_ char *clean = brig_path_clean (path);
   _cleanup_close_ int dir = -1;
+  size_t left = MAX_ENTRIES;
   int r;
 
   if (depth < 1 || depth > MAX_DEPTH)
@@ -171,7 +179,7 @@ serve_fs_list (int root, const char *path, unsigned depth, yajl_gen g, brig_erro
   if (dir < 0)
     return brig_error_set (err, -dir, "%s", clean);
   yajl_gen_array_open (g);
-  r = list_into (dir, clean, depth, g, err);
+  r = list_into (dir, clean, depth, &left, g, err);
   yajl_gen_array_close (g);
   return r;
 }
