@@ -473,3 +473,26 @@ install_sdk() {
 	run fs ListDir '{"path":"/tmp","depth":0}'
 	[ "${lines[0]}" = 400 ]
 }
+
+@test "serve: a restarted server adopts what a killed one handed out: the same owner, token and member; the next SIGTERM releases it" {
+	start_server
+	create
+	local member
+	member="$(jq -r .member "$ROOT/@serve/sandboxes/$SB.json")"
+	# the record holds no key, only its fingerprint
+	! grep -qF "$KEY1" "$ROOT/@serve/sandboxes/$SB.json" || false
+	kill -KILL "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null || true
+	SERVE_PID=""
+	start_server
+	run api GET "/sandboxes/$SB"
+	[ "${lines[0]}" = 200 ]
+	run curl -s -o /dev/null -w '%{http_code}' -H "X-API-KEY: $KEY2" "$URL/sandboxes/$SB"
+	[ "$output" = 404 ]
+	run run_cmd 'echo still'
+	[ "${lines[0]}" = still ]
+	[ "$(brig pool status sp --format json | jq -r --arg m "$member" '.members[] | select(.id == $m) | .pool')" = claimed ]
+	stop_server
+	[ "$(brig pool status sp --format json | jq -r --arg m "$member" '.members[] | select(.id == $m) | .pool')" = available ]
+	[ ! -e "$ROOT/@serve/sandboxes/$SB.json" ]
+}
