@@ -21,6 +21,7 @@ import sys
 # peers of its own layer as long as the folder graph stays without cycles.
 LAYERS = [
     ["commands"],
+    ["serve"],
     ["sandbox"],
     ["container"],
     ["process", "rootfs", "seccomp", "cgroup"],

@@ -12,6 +12,12 @@ PACKAGES=(
 	build-essential gcc autoconf automake libtool pkg-config make
 	# Libraries brig links against (found through pkg-config)
 	libyajl-dev libseccomp-dev libsystemd-dev
+	# brig serve (brig-serve, docs/serve.md): libmicrohttpd for HTTP/1.1,
+	# crypt_r for the API keys' fingerprints
+	libmicrohttpd-dev libcrypt-dev
+	# tests/integration/serve.bats: the e2b SDK from the npm registry runs on
+	# Node.js (>= 20.18.1), curl sends the hostile requests
+	nodejs curl
 	# clang: the second compiler checked in CI, and libFuzzer for the
 	# config-parser fuzz target (-fsanitize=fuzzer,address needs compiler-rt)
 	clang libclang-rt-14-dev
@@ -54,6 +60,10 @@ PACKAGES=(
 	# client whose messages protoc compiles at test time
 	containernetworking-plugins python3-grpcio python3-protobuf protobuf-compiler
 )
+
+# npm: NodeSource's nodejs package brings its own; Debian's nodejs needs
+# Debian's npm package (which would conflict with NodeSource's).
+command -v npm >/dev/null || PACKAGES+=(npm)
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }

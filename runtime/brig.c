@@ -33,6 +33,7 @@ const struct brig_command brig_commands[] = {
     cmd_reset },
   { "check", "report how far a config.json is from a boundary (rules, severities)", cmd_check },
   { "pool", "warm containers: fill, claim, release (reset), status, drain", cmd_pool },
+  { "serve", "serve the pools to the e2b SDK over HTTP (docs/serve.md)", cmd_serve },
   { "spec", "write a default config.json into a bundle", cmd_spec },
   { "features", "print the features this build supports (JSON)", cmd_features },
   { "version", "print the version and the compiled-in features", cmd_version },
@@ -86,6 +87,12 @@ places_process_in_container (const struct brig_command *cmd, const char *sub)
    * claim only releases a waiting init and must stay cheap. */
   if (cmd->run == cmd_pool)
     return sub && (strcmp (sub, "fill") == 0 || strcmp (sub, "release") == 0);
+  /* brig-serve runs exec, claim and release for its clients; brig's own
+   * serve only executes brig-serve */
+#ifdef BRIG_SERVE_PROGRAM
+  if (cmd->run == cmd_serve)
+    return true;
+#endif
   /* reset clones a new init, as create does */
   return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec
          || cmd->run == cmd_reset;

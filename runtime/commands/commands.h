@@ -82,6 +82,9 @@ int cmd_events (struct brig_globals *g, int argc, char **argv);
 int cmd_checkpoint (struct brig_globals *g, int argc, char **argv);
 int cmd_restore (struct brig_globals *g, int argc, char **argv);
 int cmd_check (struct brig_globals *g, int argc, char **argv);
+/* serve: in brig, executes brig-serve (serve_exec.c); in brig-serve, the
+ * server (serve.c). */
+int cmd_serve (struct brig_globals *g, int argc, char **argv);
 int cmd_pool (struct brig_globals *g, int argc, char **argv);
 
 /* Print the version block (brig version X, spec, features). */

@@ -22,5 +22,12 @@ load helpers
 @test "layers: no core file includes a sandbox header" {
 	run grep -rlE '#include "sandbox/' "$SRCDIR/runtime/lib" --include=*.c --include=*.h
 	echo "$output"
-	[ -z "$(grep -v '/runtime/lib/sandbox/' <<<"$output")" ]
+	# serve/ sits above the sandbox (its own test below)
+	[ -z "$(grep -v -e '/runtime/lib/sandbox/' -e '/runtime/lib/serve/' <<<"$output")" ]
+}
+
+@test "layers: nothing below serve/ includes a serve header (serve sits on top of the sandbox)" {
+	run grep -rlE '#include "serve/' "$SRCDIR/runtime/lib" --include=*.c --include=*.h
+	echo "$output"
+	[ -z "$(grep -v '/runtime/lib/serve/' <<<"$output")" ]
 }
