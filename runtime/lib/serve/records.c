@@ -168,7 +168,7 @@ typedef int (*child_fn) (struct serve *srv, const char *arg, char **out, brig_er
 static int
 claim_fn (struct serve *srv, const char *pool, char **out, brig_error *err)
 {
-  return brig_pool_claim (srv->ctx, pool, out, err);
+  return brig_pool_claim (srv->ctx, pool, NULL, out, err); /* no claim options yet (docs/serve.md "Not yet") */
 }
 
 static int
