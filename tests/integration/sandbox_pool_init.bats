@@ -153,6 +153,12 @@ readme_pool_lines() {
 	[[ "$out" != *"$ROOT"* && "$out" != *"$BUNDLE"* ]]
 	# still pid 1 after a SIGKILL from inside
 	[ "$(tail -n1 <<<"$out")" = brig-init ]
+	# brig's binary behind pid 1 is out of reach (CVE-2019-5736): neither
+	# run through /proc/1/exe nor as a #! interpreter
+	run brig exec h1 sh -c '/proc/1/exe --version; echo rc=$?;
+		printf "#!/proc/1/exe\\n" >/tmp/s; chmod +x /tmp/s; /tmp/s; echo rc=$?'
+	echo "$output"
+	[[ "$output" != *"rc=0"* && "$output" != *brig* ]]
 	# pidfd_getfd (ptrace rights) on pid 1 from inside: refused
 	run brig exec h1 fd_thief 1
 	echo "$output"
