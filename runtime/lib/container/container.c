@@ -223,6 +223,16 @@ start_common (const struct brig_context *ctx, const char *id, bool claim,
           return r;
         }
     }
+  /* A claim hands out a running member only: the EOF came at the
+   * process's execve, which may have exited at once (pool.h); looked at
+   * last, after the poststart hooks, right before the hand-out. */
+  if (claim && c->pidfd >= 0 && poll (&(struct pollfd) { .fd = c->pidfd, .events = POLLIN }, 1, 0) > 0)
+    {
+      brig_notify_close (&notify);
+      return brig_error_say (err, ECHILD, "its process exited at once: a pool member needs a "
+                             "process that keeps running (run.brig.init=hold, pool fill's "
+                             "default, runs none and waits for exec)");
+    }
   /* As runc: start returns once the process said READY=1 (or exited). */
   brig_notify_relay (&notify, c->st.pid, c->pidfd);
   brig_notify_close (&notify);

@@ -16,9 +16,14 @@
 
 /* A layer the init mounts over root.path in place of its self-bind (an
  * extension's, container/extension.h),
- * with the rootfs's host path; mount NULL: none. */
+ * with the rootfs's host path; mount NULL: none. tree: the extension's
+ * detached tree of the rootfs (brig_rootfs_opts.rootfs_tree) for the layer
+ * to attach as it needs, or -1. upper_out: NULL, or where it leaves an
+ * O_PATH fd of its upper directory when it has one of its own in the
+ * container's mount namespace (else -1). */
 struct brig_root_layer {
-  int (*mount) (const void *data, const char *rootfs, bool userns, brig_error *err);
+  int (*mount) (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
+                brig_error *err);
   const void *data;
 };
 
@@ -55,6 +60,8 @@ struct brig_rootfs_opts {
   void *barrier_arg;
   /* A layer mounted over root.path instead of its self-bind, or none. */
   struct brig_root_layer layer;
+  int *layer_upper_out;  /* NULL, or the layer's upper_out (brig's pid 1
+                            keeps it, process/reaper.h) */
   /* NULL, or where rootfs_prepare leaves its O_PATH fd of the rootfs once
    * every mount is in place (the caller closes it; rootfs_pivot and
    * rootfs_finalize take it instead of opening the root again). */

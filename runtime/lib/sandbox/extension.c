@@ -16,6 +16,7 @@
 #include "sandbox/check.h"
 #include "sandbox/claim.h"
 #include "sandbox/egress.h"
+#include "process/reaper.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/extension.h"
 #include "sandbox/pod.h"
@@ -259,10 +260,22 @@ sandbox_create_cgroup (const struct brig_ext_create_info *info, struct brig_ext_
 /* In the init: the overlay is the new root's mount, as the self-bind would
  * be; every config mount below lands on top of it. */
 static int
-mount_ephemeral (const void *data, const char *rootfs, bool userns, brig_error *err)
+mount_ephemeral (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
+                 brig_error *err)
 {
   const struct brig_ext_create *x = data;
-  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, err);
+  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, tree, upper_out,
+                               err);
+}
+
+/* In the init: a read-only root locked in its superblock (ephemeral.h). */
+static int
+mount_locked (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
+              brig_error *err)
+{
+  (void) data;
+  (void) upper_out;
+  return brig_ephemeral_mount_locked (rootfs, userns, tree, err);
 }
 
 static int
@@ -270,14 +283,31 @@ sandbox_create_rootfs (const struct brig_ext_create_info *info, struct brig_ext_
                        int *tree, struct brig_root_layer *layer, brig_error *err)
 {
   unsigned long newf = info->ns->new_flags;
+  bool own = (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS);
+  /* A read-only root of a container a reset hands to other tenants (a
+   * pool member): a tenant with CAP_SYS_ADMIN in its user namespace could
+   * remount a bind of the bundle writable (the mount is made in its
+   * namespace, so the kernel locks none of its flags); an overlay without
+   * an upper layer is read-only in its superblock. */
+  bool locked = own && x->reset_opt_in && info->cfg->root && info->cfg->root->readonly
+                && x->ephemeral.mode == BRIG_EPHEMERAL_OFF;
 
-  if (x->ephemeral.mode != BRIG_EPHEMERAL_OFF)
+  if (x->ephemeral.mode != BRIG_EPHEMERAL_OFF || locked)
     {
-      layer->mount = mount_ephemeral;
+      layer->mount = locked ? mount_locked : mount_ephemeral;
       layer->data = x;
     }
+  /* The ephemeral lower as container root must see it to write its root:
+   * idmapped from the owner of root.path (ephemeral_lower.c), attached by
+   * the layer. (A locked read-only root keeps what it had: auto's tree
+   * below, attached by the layer, or root.path itself.) */
+  if (own && x->ephemeral.mode == BRIG_EPHEMERAL_TMPFS)
+    return brig_ephemeral_lower_tree (info->rootfs, info->cfg,
+                                      x->userns_auto ? x->userns.uid : NULL, x->userns.nuid,
+                                      x->userns_auto ? x->userns.gid : NULL, x->userns.ngid,
+                                      tree, err);
   /* run.brig.userns=auto: the rootfs as the container's range sees it */
-  if (x->userns_auto && (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS))
+  if (x->userns_auto && own)
     {
       int fd = brig_userns_auto_rootfs_tree (info->rootfs, &x->userns, err);
       if (fd < 0)
@@ -304,6 +334,16 @@ sandbox_create_state (const struct brig_ext_create_info *info, struct brig_ext_c
     {
       _cleanup_free_ char *dir = xasprintf ("%s/%s", info->ctx->state_root, info->id);
       s.ephemeral = brig_ephemeral_state (&x->ephemeral, dir);
+      enum brig_init_mode mode;
+      /* brig's pid 1 keeps the tmpfs layer's upper directory open there
+       * (process/reaper.h), for `brig fork` to take with pidfd_getfd */
+      if (x->ephemeral.mode == BRIG_EPHEMERAL_TMPFS
+          && brig_init_mode_parse (info->cfg->annotations, &mode, NULL) == 0
+          && mode != BRIG_INIT_EXEC)
+        {
+          s.ephemeral->upper_fd = BRIG_REAPER_UPPER_FD;
+          s.ephemeral->has_upper_fd = true;
+        }
     }
   if (s.egress == NULL && s.userns == NULL && s.ephemeral == NULL)
     return NULL;
