@@ -35,14 +35,21 @@ LOOPS="${LOOPS:-100000}"
 LOOP_N="${LOOP_N:-5}"
 declare -A DETACH=([brig]=-d [runc]=-d [crun]=-d [runsc]=--detach)
 t=""
+# runsc chowns the stdio it is given to its sandbox's user (nobody): every
+# command here gets a null device node of this run's own, never the
+# host's /dev/null (whose owner is checked again at the end)
+NUL="$WORK/null"
+mknod -m 0666 "$NUL" c 1 3
+export TIMER_NULL="$NUL"
+DEVNULL_OWNER="$(stat -c %u:%g /dev/null)"
 
 versions
 if [ -x "$RUNSC" ]; then
-	BIN[runsc]="$RUNSC"
+	BIN["runsc"]="$RUNSC"
 	RT_ARGS[runsc]="--platform=ptrace --network=none"
 	make_bundle runsc "$WORK/bundle-runsc-check" runsc-check \
 		'.process.args = ["/bin/sh", "-c", "test -x /bin/busybox && echo runsc-ok"] | .ociVersion = "1.0.2"'
-	if [ "$(rt_cmd runsc run --bundle "$WORK/bundle-runsc-check" runsc-check </dev/null 2>>"$WORK/err")" = runsc-ok ]; then
+	if [ "$(rt_cmd runsc run --bundle "$WORK/bundle-runsc-check" runsc-check <"$NUL" 2>>"$WORK/err")" = runsc-ok ]; then
 		RUNTIMES+=(runsc)
 		note "runsc: $RUNSC ($("$RUNSC" --version 2>&1 | head -n1)), flags ${RT_ARGS[runsc]}, ociVersion 1.0.2; checked: it ran a container"
 	else
@@ -78,7 +85,7 @@ rotated() {
 
 # Idle memory, right after the start and 2 s later (3 samples, 1 s apart).
 for rt in "${RUNTIMES[@]}"; do
-	rt_cmd "$rt" run "${DETACH[$rt]}" --bundle "$WORK/idle-$rt" x </dev/null >/dev/null 2>>"$WORK/err" ||
+	rt_cmd "$rt" run "${DETACH[$rt]}" --bundle "$WORK/idle-$rt" x <"$NUL" >"$NUL" 2>>"$WORK/err" ||
 		die "$rt: cannot start the idle container: $(tail -n3 "$WORK/err")"
 done
 sleep 2
@@ -90,8 +97,8 @@ for s in 1 2 3; do
 		pss=0 rss=0 hwm=0 n=0
 		for pid in $(cat "$cg/cgroup.procs"); do
 			read -r p r < <(awk '/^Pss:/ { p = $2 } /^Rss:/ { r = $2 } END { print p + 0, r + 0 }' \
-				"/proc/$pid/smaps_rollup" 2>/dev/null || echo 0 0)
-			h="$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)"
+				"/proc/$pid/smaps_rollup" 2>"$NUL" || echo 0 0)
+			h="$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>"$NUL" || echo 0)"
 			pss=$((pss + p)) rss=$((rss + r)) hwm=$((hwm + ${h:-0})) n=$((n + 1))
 		done
 		record "$rt" idle-pss "$s" "$pss" KiB
@@ -127,12 +134,12 @@ for i in $(seq "$(( (ITERS + 2) / 3 ))"); do
 	for rt in $(rotated "$i"); do
 		# shellcheck disable=SC2086
 		if perf stat -x, -e task-clock -o "$WORK/perf.out" -- "${BIN[$rt]}" --root "$WORK/root-$rt" \
-			${RT_ARGS[$rt]:-} run --bundle "$WORK/true-$rt" "c$i" </dev/null >/dev/null 2>>"$WORK/err"; then
+			${RT_ARGS[$rt]:-} run --bundle "$WORK/true-$rt" "c$i" <"$NUL" >"$NUL" 2>>"$WORK/err"; then
 			record "$rt" run-cpu "$i" "$(awk -F, '$3 == "task-clock" { print $1 }' "$WORK/perf.out")" ms
 		else fail "$rt" run-cpu; recover "$rt"; fi
 		# shellcheck disable=SC2086
 		if /usr/bin/time -o "$WORK/time.out" -f %M "${BIN[$rt]}" --root "$WORK/root-$rt" \
-			${RT_ARGS[$rt]:-} run --bundle "$WORK/true-$rt" "m$i" </dev/null >/dev/null 2>>"$WORK/err"; then
+			${RT_ARGS[$rt]:-} run --bundle "$WORK/true-$rt" "m$i" <"$NUL" >"$NUL" 2>>"$WORK/err"; then
 			record "$rt" run-peak "$i" "$(tail -n1 "$WORK/time.out")" KiB
 		else fail "$rt" run-peak; recover "$rt"; fi
 	done
@@ -142,7 +149,7 @@ note "loops: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$LOOP_N"); do
 	for w in getpid stat; do
 		for rt in $(rotated "$i"); do
-			if v="$(rt_cmd "$rt" run --bundle "$WORK/$w-$rt" "$w$i" </dev/null 2>>"$WORK/err")" && [ -n "$v" ]; then
+			if v="$(rt_cmd "$rt" run --bundle "$WORK/$w-$rt" "$w$i" <"$NUL" 2>>"$WORK/err")" && [ -n "$v" ]; then
 				record "$rt" "$w" "$i" "$v" ns
 			else fail "$rt" "$w"; recover "$rt"; fi
 		done
@@ -163,4 +170,6 @@ summary_row idle-hwm "idle: peak RSS (VmHWM) summed" MiB 1024
 summary_row idle-cg-max "idle: the cgroup's peak usage" MiB 1024
 summary_row idle-procs "idle: host processes in its cgroup" n 1
 print_summary
+[ "$(stat -c %u:%g /dev/null)" = "$DEVNULL_OWNER" ] ||
+	note "WARNING: the owner of /dev/null changed during this run ($DEVNULL_OWNER -> $(stat -c %u:%g /dev/null))"
 note "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
