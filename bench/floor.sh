@@ -14,9 +14,17 @@
 # floor's work in create, would cost. brig/bound is the share of the
 # lifecycle that is brig's own doing.
 #
-# Usage: bench/floor.sh [-n N] [--brig P]   (N= and QUICK=1 work; default 100)
-# Writes bench/results/floor.csv, floor-summary.csv and floor.png.
+# --ladder (issue 25): where `brig run`'s time goes. floor.c's options add
+# brig's steps one at a time (the re-exec, the cgroup directories, the
+# mounts, the state directory), each rung measured in the same rounds as
+# `brig run` and brig installed on a read-only mount (no re-exec), A B C
+# ... with the order reversed every other round; see floor_ladder.sh.
+#
+# Usage: bench/floor.sh [--ladder] [-n N] [--brig P]   (N= and QUICK=1 work; default 100)
+# Writes bench/results/floor.csv, floor-summary.csv and floor.png
+# (--ladder: floor-ladder.csv and floor-ladder-summary.csv).
 set -euo pipefail
+if [ "${1:-}" = --ladder ]; then shift; exec "$(dirname "$0")/floor_ladder.sh" "$@"; fi
 NAME=floor
 CRUN=""
 # shellcheck source=bench/lib.sh

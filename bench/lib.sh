@@ -109,7 +109,7 @@ cleanup() {
 		rt="${root##*/root-}"
 		rt="${rt%%-*}"
 		[ -n "${BIN[$rt]:-}" ] || continue
-		for id in $("${BIN[$rt]}" --root "$root" list -q 2>/dev/null); do
+		for id in $("${BIN[$rt]}" --root "$root" list --quiet 2>/dev/null); do
 			"${BIN[$rt]}" --root "$root" delete --force "$id" >/dev/null 2>&1
 		done
 	done
@@ -168,13 +168,16 @@ make_bundle() {
 	mv "$dir/config.json.new" "$dir/config.json"
 }
 
-# rt_cmd RT ARGS...: the runtime with its private --root.
-rt_cmd() { local rt="$1"; shift; "${BIN[$rt]}" --root "$WORK/root-$rt" "$@"; }
+# rt_cmd RT ARGS...: the runtime with its private --root (and the global
+# flags in RT_ARGS[RT], e.g. runsc's platform; word-split).
+declare -A RT_ARGS=()
+# shellcheck disable=SC2086
+rt_cmd() { local rt="$1"; shift; "${BIN[$rt]}" --root "$WORK/root-$rt" ${RT_ARGS[$rt]:-} "$@"; }
 
 # recover RT: force-delete every container RT still has.
 recover() {
 	local rt="$1" id
-	for id in $(rt_cmd "$rt" list -q 2>/dev/null); do
+	for id in $(rt_cmd "$rt" list --quiet 2>/dev/null); do
 		rt_cmd "$rt" delete --force "$id" >/dev/null 2>&1 || true
 	done
 }
@@ -189,7 +192,8 @@ now_us() { printf -v "$1" '%s' "${EPOCHREALTIME/./}"; }
 timed() {
 	local __v="$1" __out __rc=0
 	shift
-	[ "$1" != rt_cmd ] || set -- "${BIN[$2]}" --root "$WORK/root-$2" "${@:3}"
+	# shellcheck disable=SC2086
+	[ "$1" != rt_cmd ] || set -- "${BIN[$2]}" --root "$WORK/root-$2" ${RT_ARGS[$2]:-} "${@:3}"
 	__out="$("$WORK/timer" "$@" 2>>"$WORK/err")" || __rc=$?
 	printf -v "$__v" '%s' "$__out"
 	return $__rc

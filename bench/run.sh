@@ -17,6 +17,8 @@
 #   seccomp.sh     getpid loop under no/hardened/300-rule profiles; filter
 #                  compile cost on create
 #   floor.sh       brig against a minimal clone+pivot_root+exec program
+#   runsc.sh       brig, runc, crun and gVisor's runsc (ptrace platform):
+#                  run, exec, getpid and stat loops, idle memory
 # crun refuses this host's hybrid cgroup layout, so it runs in a private
 # mount namespace with a tmpfs over /sys/fs/cgroup/unified (cgroup v1
 # only); see lib.sh. Everything runs under private --root directories in a
@@ -31,6 +33,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 missing=()
 [ -x /usr/sbin/runc ] || missing+=(runc)
 [ -x /usr/bin/crun ] || missing+=(crun)
+[ -x /usr/bin/runsc ] || missing+=(runsc)
 command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
 [ -x /usr/bin/time ] || missing+=(time)
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -53,7 +56,7 @@ echo "# brig benchmark suite, $STARTED$([ "$QUICK" = 1 ] && echo ', QUICK=1 (smo
 versions
 host_line
 
-for b in lifecycle lifecycle-nonetns exec rss memlimit throughput seccomp floor; do
+for b in lifecycle lifecycle-nonetns exec rss memlimit throughput seccomp floor runsc; do
 	echo
 	echo "######## $b"
 	flags=()

@@ -71,19 +71,20 @@ add_mknod_cap() {
 	run_detached c1
 	local pid line n=0
 	pid="$(brig state c1 | jq -r .pid)"
-	# brig leaves a hybrid host's cgroup2 hierarchy out when the config does
-	# not use it and nothing could be inherited there (cgroups_scope.bats)
-	local left_out=false
-	is_brig && grep -q '^skip /sys/fs/cgroup/unified/' "$ROOT/c1/made" && left_out=true
+	# brig leaves out a hierarchy the config does not use where nothing
+	# could be inherited (cgroups_scope.bats); its record says which
+	local left_out="" ctl
+	is_brig && left_out="$(sed -n 's|^skip /sys/fs/cgroup/\([^/]*\)/.*|\1|p' "$ROOT/c1/made" | tr '\n' ' ')"
 	while IFS= read -r line; do
 		# hierarchy-id:controllers:path
-		[ "$left_out" = true ] && [ "$line" = "0::/" ] && continue
+		ctl="${line#*:}" ctl="${ctl%%:*}" ctl="${ctl#name=}"
+		[[ " $left_out " != *" ${ctl:-unified} "* ]] || continue
 		[ "${line##*:}" = "/$TEST_CGROUP_PARENT/$CGROUP_NAME" ] ||
 			{ echo "not in the container's cgroup: $line" >&2; return 1; }
 		n=$((n + 1))
 	done <"/proc/$pid/cgroup"
 	[ "$n" -ge 1 ]
-	if [ -d /sys/fs/cgroup/unified ] && [ "$left_out" = false ]; then
+	if [ -d /sys/fs/cgroup/unified ] && [[ " $left_out " != *" unified "* ]]; then
 		# hybrid: also placed in the unified hierarchy, as runc does
 		grep -q "^0::/$TEST_CGROUP_PARENT/$CGROUP_NAME\$" "/proc/$pid/cgroup"
 	fi

@@ -192,8 +192,11 @@ strace_kill_at_mkdir() {
 	update_config '.process.args = ["sleep", "100"]'
 	local base="/sys/fs/cgroup/cpuset/$TEST_CGROUP_PARENT" parent leaf flag
 	# 1. a parent brig makes: filled from its own parent, like the leaf
+	# (mems in the config, the machine's: without cpus or mems a container
+	# whose ancestors have every cpu is left out of cpuset, cgroups_scope.bats)
 	parent="$base/$CGROUP_NAME-p"
-	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME-p/c\""
+	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME-p/c\" |
+		.linux.resources.cpu.mems = \"$(cat /sys/fs/cgroup/cpuset/cpuset.mems)\""
 	create_container c1
 	# (the test parent exists once a container is in it)
 	flag="$(cat "$base/cgroup.clone_children")"

@@ -83,22 +83,51 @@ scope_pids() {
 	return 0
 }
 
+# v1_leftout: the v1 hierarchies a container with empty resources is left
+# out of on this host (issue 25, docs/cgroups.md "Which hierarchies"):
+# name=systemd unless systemd is the host's init (sd_booted(3): the
+# directory /run/systemd/system), cpuset when this shell's cpuset cgroup
+# (where the container stays) has the whole machine's cpus and mems.
+v1_leftout() {
+	local own f
+	[ -d /run/systemd/system ] || echo name=systemd
+	own="$(awk -F: '$2 ~ /(^|,)cpuset(,|$)/ { print $3 }' /proc/self/cgroup)"
+	[ -n "$own" ] && [ -d /sys/fs/cgroup/cpuset ] || return 0
+	for f in cpuset.effective_cpus cpuset.effective_mems; do
+		cmp -s "/sys/fs/cgroup/cpuset/$f" "/sys/fs/cgroup/cpuset$own/$f" || return 0
+	done
+	echo cpuset
+}
+
 # in_every_v1 PID: the process is in /SCOPE_TOP/c in every v1 hierarchy
-# (named ones too) and the directory exists there.
+# (named ones too) and the directory exists there, but for those of
+# v1_leftout, where it is neither.
 in_every_v1() {
-	local line n=0 mp
+	local line n=0 mp ctl leftout
+	leftout=" $(v1_leftout | tr '\n' ' ') "
 	while IFS= read -r line; do
 		[ "${line%%:*}" = 0 ] && continue
+		ctl="${line#*:}" ctl="${ctl%%:*}"
+		if [[ "$leftout" == *" $ctl "* ]]; then
+			[ "${line##*:}" != "/$SCOPE_TOP/c" ] || { echo "joined: $line" >&2; return 1; }
+			continue
+		fi
 		[ "${line##*:}" = "/$SCOPE_TOP/c" ] || { echo "not joined: $line" >&2; return 1; }
 		n=$((n + 1))
 	done <"/proc/$1/cgroup"
 	for mp in $(awk '$9 == "cgroup" { print $5 }' /proc/self/mountinfo); do
-		[ -d "$mp/$SCOPE_TOP/c" ] || { echo "no $mp/$SCOPE_TOP/c" >&2; return 1; }
+		ctl="${mp##*/}"
+		[ "$ctl" != systemd ] || ctl=name=systemd
+		if [[ "$leftout" == *" $ctl "* ]]; then
+			[ ! -e "$mp/$SCOPE_TOP/c" ] || { echo "made $mp/$SCOPE_TOP/c" >&2; return 1; }
+		else
+			[ -d "$mp/$SCOPE_TOP/c" ] || { echo "no $mp/$SCOPE_TOP/c" >&2; return 1; }
+		fi
 	done
 	[ "$n" -ge 1 ]
 }
 
-@test "cgroups_scope: empty resources: every v1 hierarchy and the hybrid host's cgroup2" {
+@test "cgroups_scope: empty resources: every v1 hierarchy but those v1_leftout names, and the hybrid host's cgroup2" {
 	requires_hybrid
 	run_detached c1
 	local pid
@@ -108,9 +137,9 @@ in_every_v1() {
 	# the unified hierarchy too, as runc (issue #26 item 5)
 	grep -qx "0::/$SCOPE_TOP/c" "/proc/$pid/cgroup"
 	grep -qx "made /sys/fs/cgroup/unified/$SCOPE_TOP/c" "$ROOT/c1/made"
-	! grep -q '^skip ' "$ROOT/c1/made" || false
-	# name=systemd, freezer, devices are always there
-	grep -q ":name=systemd:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+	# only what v1_leftout names is left out
+	[ "$(grep -c '^skip ' "$ROOT/c1/made")" -eq "$(v1_leftout | wc -l)" ]
+	# freezer, devices are always there
 	grep -q ":freezer:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
 	grep -q ":devices:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
 }
@@ -124,7 +153,7 @@ in_every_v1() {
 	pid="$(brig state c1 | jq -r .pid)"
 	grep -qx "0::/$SCOPE_TOP/c" "/proc/$pid/cgroup"
 	in_every_v1 "$pid"
-	! grep -q '^skip ' "$ROOT/c1/made" || false
+	! grep -q '^skip /sys/fs/cgroup/unified' "$ROOT/c1/made" || false
 	brig delete -f c1
 	[ -z "$(scope_dirs)" ]
 	# brig made only the leaf: the parent it found stays
@@ -222,4 +251,78 @@ in_every_v1() {
 	[ ! -s "$BUNDLE/run.out" ]
 	[ -z "$(scope_dirs)" ]
 	[ ! -e "$ROOT/c1" ]
+}
+
+# issue 25: cpuset gives a container only its ancestors' cpus and mems.
+@test "cgroups_scope: no cpuset directory without cpus or mems; cpus, update and a restricted parent make one" {
+	requires_hybrid
+	[ -d /sys/fs/cgroup/cpuset ] || skip "needs the v1 cpuset hierarchy at /sys/fs/cgroup/cpuset"
+	[[ " $(v1_leftout | tr '\n' ' ') " == *" cpuset "* ]] ||
+		skip "this shell's cpuset cgroup does not have the machine's cpus and mems"
+	[ "$(nproc)" -ge 2 ] || skip "needs two cpus to restrict a cpuset"
+	local pid all
+	all="$(cat /sys/fs/cgroup/cpuset/cpuset.effective_cpus)"
+	run_detached c1
+	pid="$(brig state c1 | jq -r .pid)"
+	# left out: no directory, the init on every cpu, exec the same
+	[ ! -e "/sys/fs/cgroup/cpuset/$SCOPE_TOP/c" ]
+	grep -qx "skip /sys/fs/cgroup/cpuset/$SCOPE_TOP/c" "$ROOT/c1/made"
+	[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/status")" = "$all" ]
+	[ "$(brig exec c1 grep Cpus_allowed_list /proc/self/status | awk '{ print $2 }')" = "$all" ]
+	# update with cpus joins it first: the init moves into the new directory
+	brig update --cpuset-cpus 0 c1
+	grep -q ":cpuset:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+	[ "$(cat "/sys/fs/cgroup/cpuset/$SCOPE_TOP/c/cpuset.cpus")" = 0 ]
+	[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/status")" = 0 ]
+	brig delete -f c1
+	[ -z "$(scope_dirs)" ]
+	# cpus in the config: a directory from the start
+	update_config '.linux.resources.cpu.cpus = "0"'
+	run_detached c2
+	pid="$(brig state c2 | jq -r .pid)"
+	grep -q ":cpuset:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+	[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/status")" = 0 ]
+	brig delete -f c2
+	[ -z "$(scope_dirs)" ]
+	# a parent restricted to cpu 0 by someone else: the container is put
+	# below it (staying in brig's own cpuset would give it every cpu)
+	update_config 'del(.linux.resources.cpu)'
+	mkdir -p "/sys/fs/cgroup/cpuset/$SCOPE_TOP"
+	cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$SCOPE_TOP/cpuset.mems"
+	echo 0 >"/sys/fs/cgroup/cpuset/$SCOPE_TOP/cpuset.cpus"
+	run_detached c3
+	pid="$(brig state c3 | jq -r .pid)"
+	grep -q ":cpuset:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+	[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/status")" = 0 ]
+	! grep -q "^skip /sys/fs/cgroup/cpuset" "$ROOT/c3/made" || false
+	brig delete -f c3
+	[ ! -e "/sys/fs/cgroup/cpuset/$SCOPE_TOP/c" ]
+}
+
+# issue 25: the named systemd hierarchy is systemd's: as the host's init it
+# tracks every unit's processes there, and nothing else sets anything there.
+@test "cgroups_scope: name=systemd is joined only where systemd is the host's init" {
+	requires_hybrid
+	local pid mp
+	mp="$(awk '$9 == "cgroup" && $NF ~ /(^|,)name=systemd(,|$)/ { print $5; exit }' /proc/self/mountinfo)"
+	[ -n "$mp" ] || skip "no name=systemd hierarchy mounted"
+	# someone else's parent there does not count: it carries no settings
+	mkdir "$mp/$SCOPE_TOP"
+	run_detached c1
+	pid="$(brig state c1 | jq -r .pid)"
+	if [ -d /run/systemd/system ]; then
+		grep -q ":name=systemd:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup"
+		[ -d "$mp/$SCOPE_TOP/c" ]
+	else
+		! grep -q ":name=systemd:/$SCOPE_TOP/c\$" "/proc/$pid/cgroup" || false
+		[ ! -e "$mp/$SCOPE_TOP/c" ]
+		grep -qx "skip $mp/$SCOPE_TOP/c" "$ROOT/c1/made"
+		# exec joins what the init joined: its cgroup namespace root there
+		brig exec c1 cat /proc/self/cgroup | grep -qx '[0-9]*:name=systemd:/'
+	fi
+	# a cgroup mount in the config keeps it (systemd inside the container)
+	brig delete -f c1
+	add_mount '{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup"}'
+	run_detached c2
+	grep -q ":name=systemd:/$SCOPE_TOP/c\$" "/proc/$(brig state c2 | jq -r .pid)/cgroup"
 }

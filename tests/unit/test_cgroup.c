@@ -354,6 +354,8 @@ test_scope (void)
   oci_resources none = { 0 }, cls = { .network = &net };
   oci_hugepage_limit h = { .page_size = (char *) "2MB", .limit = 1, .has_limit = true };
   oci_resources huge = { .hugepage_limits = &h, .hugepage_limits_len = 1 };
+  oci_cpu cpus = { .cpus = (char *) "0" }, shares = { .shares = 2 };
+  oci_resources with_cpus = { .cpu = &cpus }, with_shares = { .cpu = &shares };
   static const char *const always[] = { "cpu", "cpuacct", "cpu,cpuacct", "cpuset", "memory",
                                         "pids", "blkio", "devices", "freezer", "hugetlb",
                                         "name=systemd", "net_cls,cpu" };
@@ -372,12 +374,16 @@ test_scope (void)
   tap_ok (brig_cgroup_dir_used (NULL, &huge, false) && !brig_cgroup_dir_used (NULL, &huge, true)
           && !brig_cgroup_dir_used (NULL, NULL, false),
           "scope: hugepageLimits use cgroup2 only where v1 has no hugetlb");
+  tap_ok (brig_cgroup_dir_used ("cpuset", &with_cpus, false)
+          && !brig_cgroup_dir_used ("cpuset", &with_shares, false)
+          && !brig_cgroup_dir_used ("cpuset", &none, false),
+          "scope: cpus or mems use cpuset (issue 25), shares do not");
 }
 
 int
 main (void)
 {
-  tap_plan (80);
+  tap_plan (82);
   test_mountinfo ();
   test_paths ();
   test_systemd_names ();

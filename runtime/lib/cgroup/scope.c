@@ -58,6 +58,9 @@ brig_cgroup_dir_used (const char *controllers, const oci_resources *r, bool v1_h
     return false;
   if (controllers == NULL)
     return r->hugepage_limits_len > 0 && !v1_hugetlb;
+  if (brig_cgroup_list_has (controllers, "cpuset") && r->cpu
+      && ((r->cpu->cpus && *r->cpu->cpus) || (r->cpu->mems && *r->cpu->mems)))
+    return true;
   if (brig_cgroup_list_has (controllers, "net_cls") && r->network && r->network->has_class_id)
     return true;
   if (brig_cgroup_list_has (controllers, "net_prio") && r->network
@@ -79,6 +82,97 @@ top_exists (const struct brig_cgroup_dir *d, const char *path)
   _cleanup_free_ char *top = xasprintf ("%s/%.*s", d->mountpoint, (int) strcspn (p, "/"), p);
   struct stat st;
   return stat (top, &st) == 0 || errno != ENOENT;
+}
+
+/* Where create may leave out a hierarchy that other hosts need (issue 25):
+ * name=systemd only matters to a systemd running as the host's init (which
+ * tracks every unit's processes there; sd_booted(3)'s test) or inside the
+ * container (a cgroup mount, checked by the caller); a named hierarchy has
+ * no settings an ancestor could pass down. cpuset gives a container only
+ * the cpus and mems of its ancestors: left out when the would-be parent's
+ * effective ones, and those of brig's own cpuset cgroup (where the
+ * container stays), are the whole machine's, so it runs on the same cpus
+ * either way and no exec from another cgroup can widen them. */
+static bool
+named_systemd (const char *controllers)
+{
+  return controllers && strcmp (controllers, "name=systemd") == 0;
+}
+
+static bool
+host_runs_systemd (void)
+{
+  struct stat st;
+  return lstat ("/run/systemd/system", &st) == 0 && S_ISDIR (st.st_mode);
+}
+
+/* The cpuset cgroup of this process, relative to the hierarchy's root,
+ * from /proc/self/cgroup; NULL when it cannot be told. */
+static char *
+own_cpuset (void)
+{
+  _cleanup_free_ char *text = NULL;
+  char *line, *save = NULL;
+
+  if (brig_read_file_at (AT_FDCWD, "/proc/self/cgroup", &text, NULL, NULL) < 0)
+    return NULL;
+  for (line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *ctl = strchr (line, ':'), *path = ctl ? strchr (ctl + 1, ':') : NULL;
+      if (path == NULL)
+        continue;
+      *path++ = '\0';
+      if (brig_cgroup_list_has (ctl + 1, "cpuset"))
+        return xstrdup (path);
+    }
+  return NULL;
+}
+
+/* dir's effective cpus and mems equal the hierarchy root's ones */
+static bool
+cpuset_whole (const char *mountpoint, const char *dir)
+{
+  static const char *const files[] = { "cpuset.effective_cpus", "cpuset.effective_mems" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      _cleanup_free_ char *a = NULL, *b = NULL;
+      _cleanup_free_ char *pa = xasprintf ("%s/%s", mountpoint, files[i]);
+      _cleanup_free_ char *pb = xasprintf ("%s/%s", dir, files[i]);
+      if (brig_read_file_at (AT_FDCWD, pa, &a, NULL, NULL) < 0
+          || brig_read_file_at (AT_FDCWD, pb, &b, NULL, NULL) < 0 || strcmp (a, b) != 0)
+        return false;
+    }
+  return true;
+}
+
+static bool
+cpuset_needed (const struct brig_cgroup_dir *d, const char *path)
+{
+  _cleanup_free_ char *own = own_cpuset ();
+  _cleanup_free_ char *up = xasprintf ("%s%s", d->mountpoint, path);
+  size_t root_len = strlen (d->mountpoint);
+  struct stat st;
+
+  if (own == NULL)
+    return true;
+  if (strcmp (own, "/") != 0)
+    {
+      _cleanup_free_ char *mine = xasprintf ("%s%s", d->mountpoint, own);
+      if (!cpuset_whole (d->mountpoint, mine))
+        return true;
+    }
+  /* the nearest ancestor that exists */
+  for (;;)
+    {
+      char *slash = strrchr (up, '/');
+      if (slash == NULL || (size_t) (slash - up) <= root_len)
+        return false;   /* the root's own cpus and mems */
+      *slash = '\0';
+      if (stat (up, &st) == 0)
+        return !cpuset_whole (d->mountpoint, up);
+      if (errno != ENOENT)
+        return true;
+    }
 }
 
 void
@@ -129,14 +223,18 @@ brig_cgroup_scope (brig_cgroup *cg, const struct brig_cgroup_config *cfg)
   for (size_t i = 0; i < cg->n_dirs;)
     {
       const struct brig_cgroup_dir *d = &cg->dirs[i];
-      bool keep = !brig_cgroup_dir_optional (d->controllers)
+      bool cpuset = d->controllers && strcmp (d->controllers, "cpuset") == 0;
+      bool keep = (!brig_cgroup_dir_optional (d->controllers) && !cpuset
+                   && !(named_systemd (d->controllers) && !host_runs_systemd ()))
                   || brig_cgroup_dir_used (d->controllers, cfg->resources, v1_hugetlb)
                   /* a hierarchy the container sees through a cgroup mount
                    * would show the tree of brig's own cgroup */
                   || !cfg->no_cgroup_mount
+                  || (cpuset && cpuset_needed (d, cg->path))
                   /* brig's own /brig/ID (no cgroupsPath): nobody placed
                    * the container, brig never configures /brig */
-                  || (!brig_default && top_exists (d, cg->path));
+                  || (!cpuset && !named_systemd (d->controllers) && !brig_default
+                      && top_exists (d, cg->path));
       if (keep)
         {
           i++;
