@@ -28,8 +28,10 @@ load egress_helpers
 setup() {
 	requires root
 	setup_bundle
-	# A member's process: records its environment, then waits.
+	# A member's process: records its environment, then waits (run at
+	# claim: run.brig.init=false, where pool fill would make it hold).
 	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true" |
+		.annotations["run.brig.init"] = "false" |
 		.process.args = ["sh", "-c", "env >/tmp/env0; exec sleep 1000"]'
 	DATA="$(test_tmpdir claimdata)"
 	echo tenant-a-secret >"$DATA/f"
