@@ -173,6 +173,10 @@ spawn_plan (struct create_ctx *c, struct spawn *sp, int exec_fd, int child_conso
     .stdio_fd = c->stdio_fd, .seccomp = c->seccomp, .rootfs_tree = -1, .sync_fd = -1,
   };
   sp->newf = newf;
+  /* A new name per init: exec joins this one (state.json's keyring) */
+  free (c->st.keyring);
+  c->st.keyring = c->o->no_new_keyring ? NULL : brig_process_session_keyring_name (c->o->id);
+  a->keyring = c->st.keyring;
   /* v1 hierarchies joined by the child itself, before the clone's fd */
   sp->self = brig_cgroup_self_prepare (c->cg, &a->cg_self, !(newf & CLONE_NEWUSER));
   sp->cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;
