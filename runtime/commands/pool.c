@@ -205,7 +205,17 @@ pool_status (struct brig_globals *g, int argc, char **argv)
       fputs ("],\"counts\":{", stdout);
       for (int s = 0; s < BRIG_POOL_NSTATES; s++)
         printf ("\"%s\":%zu,", brig_pool_state_name ((enum brig_pool_state) s), info.count[s]);
-      printf ("\"total\":%zu}}\n", info.n);
+      const char *l = info.last_failure;
+      size_t ll = l ? strlen (l) : 0;
+      printf ("\"total\":%zu},\"failures\":{\"count\":%zu,\"last\":", info.n, info.failures);
+      /* the log's own JSON line; anything else (a damaged log) as a string */
+      if (l == NULL)
+        fputs ("null", stdout);
+      else if (l[0] == '{' && l[ll - 1] == '}')
+        fputs (l, stdout);
+      else
+        brig_json_write_string (stdout, l);
+      fputs ("}}\n", stdout);
     }
   else
     {
@@ -213,6 +223,8 @@ pool_status (struct brig_globals *g, int argc, char **argv)
       for (int s = 0; s < BRIG_POOL_NSTATES; s++)
         printf (" %zu %s%s", info.count[s], brig_pool_state_name ((enum brig_pool_state) s),
                 s + 1 < BRIG_POOL_NSTATES ? "," : "\n");
+      if (info.failures)
+        printf ("failures: %zu (last: %s)\n", info.failures, info.last_failure);
     }
   brig_pool_info_clear (&info);
   return fflush (stdout) == 0 ? 0 : 1;
