@@ -377,6 +377,9 @@ reset_lines_ok() {
 	new="$(brig pool claim p)"
 	[ "$new" != "$id" ]
 	[ "$(brig exec "$new" cat /tmp/started)" -gt 0 ]
+	# drain removes the log with the pool
+	brig pool drain p
+	[ ! -e "$ROOT/@pools/p" ]
 	kill -KILL "$pid"
 	while process_alive "$pid"; do sleep 0.05; done
 	ESCAPED_PIDS=""

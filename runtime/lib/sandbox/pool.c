@@ -254,6 +254,7 @@ pool_remove (const struct brig_context *ctx, struct pool *p, brig_error *err)
   _cleanup_close_ int rootfd = -1, poolsfd = -1;
 
   unlinkat (p->dirfd, "bundle", 0);
+  pool_failures_remove (p->dirfd);
   for (int s = 0; s < BRIG_POOL_NSTATES; s++)
     if (unlinkat (p->dirfd, state_dirs[s], AT_REMOVEDIR) < 0 && errno != ENOENT)
       return brig_error_errno (err, "pool \"%s\": remove %s", p->name, state_dirs[s]);

@@ -344,3 +344,10 @@ pool_failures_read (int pool_dirfd, char **last)
     free (l);
   return n;
 }
+
+void
+pool_failures_remove (int pool_dirfd)
+{
+  unlinkat (pool_dirfd, FAILURES_FILE, 0);
+  unlinkat (pool_dirfd, FAILURES_OLD, 0);
+}

@@ -74,4 +74,7 @@ void pool_failure_note (int pool_dirfd, const char *id, const char *phase, const
  * (malloc'd, NULL when none). */
 size_t pool_failures_read (int pool_dirfd, char **last);
 
+/* Remove the log (drain). */
+void pool_failures_remove (int pool_dirfd);
+
 #endif
