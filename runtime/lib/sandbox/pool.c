@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -285,12 +284,12 @@ maps_fit (const oci_id_mapping *maps, size_t n)
  * (200 keys: a pool of 200). Not when rootless (auto needs root), not
  * when the bundle asks otherwise or maps beyond one range. */
 static int
-member_own_ids (oci_config *cfg)
+member_own_ids (oci_config *cfg, bool rootless)
 {
   const oci_linux *lx = cfg->linux;
   bool made = false;
 
-  if (lx == NULL || geteuid () != 0 || oci_map_get (cfg->annotations, BRIG_USERNS_KEY))
+  if (lx == NULL || rootless || geteuid () != 0 || oci_map_get (cfg->annotations, BRIG_USERNS_KEY))
     return 0;
   for (size_t i = 0; i < lx->namespaces_len; i++)
     if (lx->namespaces[i].type && strcmp (lx->namespaces[i].type, "user") == 0
@@ -324,7 +323,7 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
   if (brig_reset_check_storage (cfg, err) < 0)
     return brig_error_wrap (err, "config.json");
   if (oci_map_set (&cfg->annotations, POOL_RESET_KEY, "true") < 0
-      || member_own_ids (cfg) < 0)
+      || member_own_ids (cfg, m->rootless) < 0)
     return brig_error_set (err, ENOMEM, "annotations");
   if (cfg->linux && cfg->linux->cgroups_path && *cfg->linux->cgroups_path)
     {

@@ -145,6 +145,7 @@ job_start (const struct pool_maker *m, struct job *jobs, size_t k, brig_error *e
     return r;
   j->ctx = m->ctx;
   j->edit.id = j->id;
+  j->edit.rootless = m->ctx->rootless == 1;
   j->opts = (struct brig_create_opts) { .id = j->id, .bundle = m->bundle,
                                         .edit_config = m->edit_config, .edit_data = &j->edit };
   j->child.fn = make_in_child;

@@ -2,6 +2,7 @@
 #ifndef BRIG_SANDBOX_POOL_INTERNAL_H
 #define BRIG_SANDBOX_POOL_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -39,6 +40,7 @@ int pool_child_finish (struct pool_child_job *j, brig_error *err);
  * (pool_fill.c). */
 struct member_edit {
   const char *id;
+  bool rootless;            /* --rootless true: no host ids of its own */
 };
 
 struct pool_maker {
