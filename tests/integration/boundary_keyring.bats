@@ -89,6 +89,11 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 
 @test "keyring: exec joins the init's session keyring: no key per exec" {
 	local a b c ring before after
+	# a user namespace of its own: container root's host uid is its alone
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1879048192, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1879048192, "size": 65536}]
+		| .annotations["run.brig.userns"] = "auto"'
 	run_detached k5
 	# three execs at once, alive together: one keyring between them
 	brig exec k5 sh -c 'reset_tenant key-serial; sleep 3' >"$BATS_TEST_TMPDIR/a" &
@@ -115,6 +120,29 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	run brig exec k5 reset_tenant check
 	assert_contains "$output" "key brig-tenant in the session keyring"
 	brig delete --force k5
+}
+
+# Without a user namespace of its own, container root is host root, a uid
+# every such container shares: a keyring searchable by its owner could be
+# joined (and its keys read) by another container that learned its name.
+@test "keyring: without its own user namespace, another container cannot join the init's keyring" {
+	local name serial other
+	run_detached k6
+	# a cgroup of its own, next to k6's (as pool members have)
+	update_config '.linux.cgroupsPath += "-k7"'
+	run_detached k7
+	# the host can read the name and serial from /proc/keys (hex serial)
+	name="$(awk '$9 ~ /^_ses\.k6[.:]/ { sub(/:$/, "", $9); print $9 }' /proc/keys | head -n1)"
+	serial="$(awk '$9 ~ /^_ses\.k6[.:]/ { print $1 }' /proc/keys | head -n1)"
+	echo "k6's init keyring: $name ($serial)"
+	[ -n "$name" ]
+	other="$(brig exec k7 reset_tenant key-join "$name")"
+	echo "k7 joined: $other"
+	[ -n "$other" ]
+	[ "$(printf '%08x' "$other")" != "$serial" ]
+	[ "$(jq -r '.keyring // "none"' "$ROOT/k6/state.json")" = none ]
+	brig delete --force k6
+	brig delete --force k7
 }
 
 # planted_clear ID: invalidate what key-plant left in root's persistent

@@ -31,6 +31,9 @@
  *                        prints "left NAME"
  *   reset_tenant key-serial
  *                        print the serial of the session keyring
+ *   reset_tenant key-join NAME
+ *                        join the session keyring NAME (a new one if none
+ *                        is found) and print its serial
  *   reset_tenant key-plant ID
  *                        add the key brig-tenant to the session keyring,
  *                        and plant keyrings named as the next init's might
@@ -413,6 +416,19 @@ mq_leave (const char *name)
 #define KEYCTL_SETPERM 5
 #define KEYCTL_GET_PERSISTENT 22
 
+static int key_serial (void);
+
+static int
+key_join (const char *name)
+{
+  if (syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, name) < 0)
+    {
+      perror ("keyctl join");
+      return 1;
+    }
+  return key_serial ();
+}
+
 static int
 key_serial (void)
 {
@@ -480,6 +496,8 @@ main (int argc, char **argv)
 {
   if (argc == 2 && strcmp (argv[1], "key-serial") == 0)
     return key_serial ();
+  if (argc == 3 && strcmp (argv[1], "key-join") == 0)
+    return key_join (argv[2]);
   if (argc == 3 && strcmp (argv[1], "key-plant") == 0)
     return key_plant (argv[2]);
   if (argc == 3 && strcmp (argv[1], "mq-leave") == 0)
@@ -495,6 +513,6 @@ main (int argc, char **argv)
   if (argc == 2 && strcmp (argv[1], "check") == 0)
     return check ();
   fprintf (stderr, "usage: reset_tenant leave|check|metrics-leave N|metrics-read|flowlabel-leave N"
-           "|mq-leave NAME|key-serial|key-plant ID\n");
+           "|mq-leave NAME|key-serial|key-join NAME|key-plant ID\n");
   return 2;
 }

@@ -171,9 +171,12 @@ int brig_process_join_session_keyring (const char *name, brig_error *err);
  * (malloc'd). */
 char *brig_process_session_keyring_name (const char *id);
 
-/* The init's: join (make) the keyring name and let its owner search it, so
- * that exec, as the same owner, can join it by name instead of making a
- * key of its own per exec. */
+/* The init's, in a user namespace of its own: join (make) the keyring name
+ * and let its owner (container root, whose host uid no other container
+ * has) search it, so that exec, as the same owner, can join it by name
+ * instead of making a key of its own per exec. Never for a container
+ * without its own user namespace: any process of the same uid that
+ * learned the name could then join it and read its keys. */
 int brig_process_make_session_keyring (const char *name, brig_error *err);
 
 /* exec's: as the container's root (uid and gid 0 of the namespace it
