@@ -370,7 +370,18 @@ pool_status (struct brig_globals *g, int argc, char **argv)
       fputs ("],\"counts\":{", stdout);
       for (int s = 0; s < BRIG_POOL_NSTATES; s++)
         printf ("\"%s\":%zu,", brig_pool_state_name ((enum brig_pool_state) s), info.count[s]);
-      printf ("\"total\":%zu},\"keeper\":%d}\n", info.n, (int) brig_keeper_pid (&ctx, argv[optind]));
+      const char *l = info.last_failure;
+      size_t ll = l ? strlen (l) : 0;
+      printf ("\"total\":%zu},\"keeper\":%d,\"failures\":{\"count\":%zu,\"last\":", info.n,
+              (int) brig_keeper_pid (&ctx, argv[optind]), info.failures);
+      /* the log's own JSON line; anything else (a damaged log) as a string */
+      if (l == NULL)
+        fputs ("null", stdout);
+      else if (l[0] == '{' && l[ll - 1] == '}')
+        fputs (l, stdout);
+      else
+        brig_json_write_string (stdout, l);
+      fputs ("}}\n", stdout);
     }
   else
     {
@@ -383,6 +394,8 @@ pool_status (struct brig_globals *g, int argc, char **argv)
         printf ("lease keeper: pid %d\n", (int) k);
       else
         printf ("lease keeper: not running (leases are enforced at the next pool command)\n");
+      if (info.failures)
+        printf ("failures: %zu (last: %s)\n", info.failures, info.last_failure);
     }
   brig_pool_info_clear (&info);
   return fflush (stdout) == 0 ? 0 : 1;

@@ -325,8 +325,8 @@ reset_lines_ok() {
 	assert_no_leftovers
 }
 
-@test "pool: a release whose reset fails deletes the member (a tenant process escaped the cgroup)" {
-	local id pid d e out
+@test "pool: a release whose reset fails deletes the member, a new one takes its place, status says why (a tenant process escaped the cgroup)" {
+	local id pid d e out new
 	# Without a pid namespace an escaped process outlives the init, and
 	# the reset must find it (in the old namespaces) and fail.
 	update_config '.linux.namespaces |= map(select(.type != "pid"))'
@@ -365,12 +365,56 @@ reset_lines_ok() {
 	out="$(echo "$output" | grep '^{' | jq -c 'select(.check and .ok == false)')"
 	[ -n "$out" ]
 	[ ! -e "$ROOT/$id" ]
-	[ "$(pool_json p | jq .counts.total)" -eq 0 ]
 	[ -z "$(test_cgroup_dirs | grep -- "-$id\$")" ]
-	run brig pool claim p
-	[ "$status" -eq 1 ]
-	assert_contains "$output" "is empty"
+	# replaced: the pool keeps its size (on the brig before, it shrank
+	# with every failed release until claims found it empty)
+	assert_contains "$output" "replaced by p-"
+	pool_json p
+	[ "$(pool_json p | jq -c .counts)" = '{"creating":0,"available":1,"claimed":0,"releasing":0,"total":1}' ]
+	[ "$(pool_json p | jq .failures.count)" -eq 1 ]
+	[ "$(pool_json p | jq -r .failures.last.member)" = "$id" ]
+	[ "$(pool_json p | jq -r .failures.last.phase)" = reset ]
+	pool_json p | jq -r .failures.last.reason | grep -q .
+	brig pool status p | grep -q "^failures: 1 (last: .*$id"
+	new="$(brig pool claim p)"
+	[ "$new" != "$id" ]
+	[ "$(brig exec "$new" cat /tmp/started)" -gt 0 ]
+	# drain removes the log with the pool
+	brig pool drain p
+	[ ! -e "$ROOT/@pools/p" ]
 	kill -KILL "$pid"
 	while process_alive "$pid"; do sleep 0.05; done
 	ESCAPED_PIDS=""
+}
+
+# A bundle with a user namespace of one fixed mapping and no
+# run.brig.userns annotation: on the brig before, every member ran as the
+# mapping's one host uid, whose 200 keys (one session keyring per member)
+# stopped the pool at 200 and a drained pool could not be refilled until
+# the kernel collected the keys. fill gives each member a range of its own.
+@test "pool: members of a bundle without userns=auto get their own ranges; 210 fill, drain and refill at once" {
+	local n uids id
+	update_config '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1879048192, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1879048192, "size": 65536}]
+		| .process.args = ["sleep", "1000"]'
+	run brig pool fill u --bundle "$BUNDLE" --size 210
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	[ "$(pool_json u | jq .counts.available)" -eq 210 ]
+	# a range each: 210 distinct host uids for container root
+	uids="$(for id in $(brig list -q | grep '^u-'); do
+		brig state "$id" | jq -r '.brig.userns.uid'; done | sort -u)"
+	n="$(echo "$uids" | grep -c '^[0-9]')"
+	echo "distinct ranges: $n"
+	[ "$n" -eq 210 ]
+	brig pool drain u
+	run brig pool fill u --bundle "$BUNDLE" --size 210
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	[ "$(pool_json u | jq .counts.available)" -eq 210 ]
+	id="$(brig pool claim u)"
+	[ "$(brig exec "$id" id -u)" = 0 ]
+	brig pool drain u
+	assert_no_leftovers
 }

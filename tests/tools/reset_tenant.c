@@ -29,6 +29,20 @@
  *                        make the POSIX message queue /NAME in the ipc
  *                        namespace (and so in every mqueue mount of it);
  *                        prints "left NAME"
+ *   reset_tenant key-serial
+ *                        print the serial of the session keyring
+ *   reset_tenant key-join NAME
+ *                        join the session keyring NAME (a new one if none
+ *                        is found) and print its serial
+ *   reset_tenant key-plant ID
+ *                        add the key brig-tenant to the session keyring,
+ *                        and plant keyrings named as the next init's might
+ *                        be ("_ses.ID", "_ses.ID.0" .. ".3", and the name
+ *                        of this session keyring), each searchable by its
+ *                        owner, holding brig-tenant and linked into the
+ *                        user's persistent keyring (they outlive the
+ *                        tenant's processes);
+ *                        prints "planted N"
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -396,9 +410,96 @@ mq_leave (const char *name)
   return 0;
 }
 
+#define KEY_SPEC_USER_KEYRING -4
+#define KEYCTL_GET_KEYRING_ID 0
+#define KEYCTL_DESCRIBE 6
+#define KEYCTL_SETPERM 5
+#define KEYCTL_GET_PERSISTENT 22
+
+static int key_serial (void);
+
+static int
+key_join (const char *name)
+{
+  if (syscall (SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, name) < 0)
+    {
+      perror ("keyctl join");
+      return 1;
+    }
+  return key_serial ();
+}
+
+static int
+key_serial (void)
+{
+  long id = syscall (SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+  if (id < 0)
+    {
+      perror ("keyctl get_keyring_id");
+      return 1;
+    }
+  printf ("%ld\n", id);
+  return 0;
+}
+
+/* A keyring named name linked into dest (the user's persistent keyring:
+ * it outlives every process of the tenant), searchable by its owner, with
+ * the key brig-tenant in it. */
+static int
+plant (const char *name, long dest)
+{
+  long ring = add_key ("keyring", name, NULL, 0, (int) dest);
+  if (ring < 0)
+    {
+      fprintf (stderr, "add_key keyring %s: %m\n", name);
+      return -1;
+    }
+  syscall (SYS_keyctl, KEYCTL_SETPERM, ring, 0x3f3f0000);
+  return add_key ("user", "brig-tenant", "secret", 6, (int) ring) < 0 ? -1 : 0;
+}
+
+static int
+key_plant (const char *id)
+{
+  char name[512], desc[512];
+  long dest;
+  int n = 0;
+
+  if (add_key ("user", "brig-tenant", "secret", 6, KEY_SPEC_SESSION_KEYRING) < 0)
+    {
+      perror ("add_key");
+      return 1;
+    }
+  dest = syscall (SYS_keyctl, KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING);
+  if (dest < 0)
+    {
+      perror ("keyctl get_persistent");
+      return 1;
+    }
+  snprintf (name, sizeof name, "_ses.%s", id);
+  n += plant (name, dest) == 0;
+  for (int i = 0; i < 4; i++)
+    {
+      snprintf (name, sizeof name, "_ses.%s.%d", id, i);
+      n += plant (name, dest) == 0;
+    }
+  /* "keyring;UID;GID;PERM;NAME" */
+  if (syscall (SYS_keyctl, KEYCTL_DESCRIBE, KEY_SPEC_SESSION_KEYRING, desc, sizeof desc) > 0
+      && strrchr (desc, ';'))
+    n += plant (strrchr (desc, ';') + 1, dest) == 0;
+  printf ("planted %d\n", n);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 2 && strcmp (argv[1], "key-serial") == 0)
+    return key_serial ();
+  if (argc == 3 && strcmp (argv[1], "key-join") == 0)
+    return key_join (argv[2]);
+  if (argc == 3 && strcmp (argv[1], "key-plant") == 0)
+    return key_plant (argv[2]);
   if (argc == 3 && strcmp (argv[1], "mq-leave") == 0)
     return mq_leave (argv[2]);
   if (argc == 3 && strcmp (argv[1], "flowlabel-leave") == 0)
@@ -412,6 +513,6 @@ main (int argc, char **argv)
   if (argc == 2 && strcmp (argv[1], "check") == 0)
     return check ();
   fprintf (stderr, "usage: reset_tenant leave|check|metrics-leave N|metrics-read|flowlabel-leave N"
-           "|mq-leave NAME\n");
+           "|mq-leave NAME|key-serial|key-join NAME|key-plant ID\n");
   return 2;
 }

@@ -415,6 +415,7 @@ exec_fork (struct exec_run *x, brig_error *err)
       struct brig_exec_child ch = {
         .id = c->id, .init_pid = c->st.pid, .init_pidfd = c->pidfd,
         .created = c->status == BRIG_STATUS_CREATED, .shared_keyring = c->st.shared_keyring,
+        .keyring = c->st.keyring,
         .state_dirfd = c->dirfd, .cfg = x->cfg, .p = p, .seccomp = x->sc, .sync = x->sync[1],
         .console = x->console[1], .preserve_fds = x->o->preserve_fds,
         .keep_groups = x->keep_groups, .size = p->console_size,

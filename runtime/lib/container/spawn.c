@@ -173,6 +173,15 @@ spawn_plan (struct create_ctx *c, struct spawn *sp, int exec_fd, int child_conso
     .stdio_fd = c->stdio_fd, .seccomp = c->seccomp, .rootfs_tree = -1, .sync_fd = -1,
   };
   sp->newf = newf;
+  /* With a user namespace of its own, a keyring exec joins by name
+   * (state.json's keyring), new per init; its owner, container root, is
+   * then the container's alone. Without one the owner is a uid other
+   * containers share: the init's keyring stays unsearchable and unnamed
+   * in the state (process.h). */
+  free (c->st.keyring);
+  c->st.keyring = c->o->no_new_keyring || !(newf & CLONE_NEWUSER) ? NULL
+                  : brig_process_session_keyring_name (c->o->id);
+  a->keyring = c->st.keyring;
   /* v1 hierarchies joined by the child itself, before the clone's fd */
   sp->self = brig_cgroup_self_prepare (c->cg, &a->cg_self, !(newf & CLONE_NEWUSER));
   sp->cgfd = c->cg ? brig_cgroup_clone_fd (c->cg) : -1;

@@ -148,6 +148,7 @@ brig_state_file_clear (struct brig_state_file *st)
   free (st->cgroup_manager);
   free (st->cgroup_path);
   free (st->freeze_file);
+  free (st->keyring);
   if (st->ext && BRIG_EXT_HOOK (state_free))
     brig_ext->state_free (st->ext);
   if (st->annotations)
@@ -200,6 +201,7 @@ state_json (const struct brig_state_file *st, size_t *len)
     .start_hooks = st->start_hooks, .has_start_hooks = true,
     .no_process = st->no_process, .has_no_process = true,
     .shared_keyring = st->shared_keyring, .has_shared_keyring = st->shared_keyring,
+    .keyring = st->keyring,
   };
 
   if (st->ext && BRIG_EXT_HOOK (state_save))
@@ -278,6 +280,7 @@ state_read (int dirfd, const char *id, struct brig_state_file *st, brig_error *e
   st->cgroup_manager = brig_steal_ptr (s->cgroup_manager);
   st->cgroup_path = brig_steal_ptr (s->cgroup_path);
   st->freeze_file = brig_steal_ptr (s->freeze_file);
+  st->keyring = brig_steal_ptr (s->keyring);
   st->ext = BRIG_EXT_HOOK (state_load) ? brig_ext->state_load (s) : NULL;
   st->pid = (pid_t) s->pid;
   st->pid_start_time = s->pid_start_time;

@@ -64,6 +64,8 @@ struct brig_state_file {
   bool start_hooks;        /* brig_hooks_start_waits() of its config */
   bool no_process;         /* config.json has no process: start fails */
   bool shared_keyring;     /* created with --no-new-keyring: exec keeps the caller's */
+  char *keyring;           /* the name of the init's session keyring, which exec
+                              joins (new for each init); NULL: none recorded */
   struct brig_ext_state *ext; /* the extension's record (container/extension.h),
                                  opaque here; may be NULL */
 };

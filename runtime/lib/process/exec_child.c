@@ -152,8 +152,9 @@ run_process (struct brig_exec_child *x)
   /* What the init applies after its rootfs is ready, in the same order:
    * process attributes and LSM labels, then user, caps and seccomp. */
   /* Not the caller's session keyring (its keys are the host's), unless
-   * the container was made to share it (--no-new-keyring). */
-  if (!x->shared_keyring && (r = brig_process_join_session_keyring (NULL, &err)) < 0)
+   * the container was made to share it (--no-new-keyring): the init's,
+   * by name, so an exec makes no key (one keyring per init). */
+  if (!x->shared_keyring && (r = brig_process_share_session_keyring (x->keyring, &err)) < 0)
     goto fail;
   r = brig_procattr_apply (x->cfg, x->p, &err);
   if (r < 0)

@@ -17,6 +17,8 @@ struct brig_exec_child {
   int init_pidfd;
   bool created;          /* the container waits for start (not yet running) */
   bool shared_keyring;   /* --no-new-keyring at create: keep the caller's */
+  const char *keyring;   /* the init's session keyring, joined by name; NULL: a
+                            new anonymous one (a container from before) */
   int state_dirfd;       /* the locked state directory: closed first */
   const oci_config *cfg;
   const oci_process *p;

@@ -272,8 +272,11 @@ init_namespaces (struct init_state *s, brig_error *err)
     return r;
   if (!a->no_new_keyring)
     {
-      _cleanup_free_ char *ring = xasprintf ("_ses.%s", a->id);
-      if ((r = brig_process_join_session_keyring (ring, err)) < 0)
+      /* a->keyring: shared with exec (searchable); else a random name of
+       * its own, never one a tenant could have planted */
+      _cleanup_free_ char *ring = a->keyring ? NULL : brig_process_session_keyring_name (a->id);
+      if ((r = a->keyring ? brig_process_make_session_keyring (a->keyring, err)
+                          : brig_process_join_session_keyring (ring, err)) < 0)
         return r;
     }
   return 0;

@@ -21,6 +21,9 @@ struct brig_init_args {
   const char *console_socket;  /* --console-socket, or NULL */
   bool no_pivot;               /* --no-pivot */
   bool no_new_keyring;         /* --no-new-keyring */
+  const char *keyring;         /* the session keyring to make searchable for
+                                  exec (state's keyring), or NULL: a random
+                                  name of its own, not searchable */
   int preserve_fds;            /* --preserve-fds */
   int listen_fds;              /* socket activation (LISTEN_FDS) */
   const char *rootfs;          /* absolute host path of root.path */

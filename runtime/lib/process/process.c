@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -745,4 +746,44 @@ brig_process_join_session_keyring (const char *name, brig_error *err)
       return 0;
     }
   return brig_error_errno (err, "join a new session keyring");
+}
+
+char *
+brig_process_session_keyring_name (const char *id)
+{
+  unsigned long long nonce = 0;
+
+  /* getrandom of 8 bytes does not block once the pool is ready (boot) */
+  while (getrandom (&nonce, sizeof nonce, 0) != (ssize_t) sizeof nonce)
+    if (errno != EINTR)
+      abort ();
+  return xasprintf ("_ses.%s.%016llx", id, nonce);
+}
+
+/* keyctl(2) KEY_POS_ALL | KEY_USR_VIEW | READ | LINK (what the kernel
+ * gives a session keyring it makes) | KEY_USR_SEARCH. */
+#define SESSION_KEYRING_PERM 0x3f1b0000u
+#define KEY_SPEC_SESSION_KEYRING (-3)
+#define KEYCTL_SETPERM 5
+
+int
+brig_process_make_session_keyring (const char *name, brig_error *err)
+{
+  int r = brig_process_join_session_keyring (name, err);
+
+  if (r < 0)
+    return r;
+  if (syscall (SYS_keyctl, KEYCTL_SETPERM, KEY_SPEC_SESSION_KEYRING, SESSION_KEYRING_PERM) < 0)
+    brig_debug ("session keyring %s: setperm: %s", name, strerror (errno));
+  return 0;
+}
+
+int
+brig_process_share_session_keyring (const char *name, brig_error *err)
+{
+  /* The keyring's owner is the namespace's root: the kernel finds a
+   * keyring by name only for a caller that may search it. */
+  if (name && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+    name = NULL;
+  return brig_process_join_session_keyring (name, err);
 }

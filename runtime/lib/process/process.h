@@ -168,6 +168,25 @@ int brig_process_apply_sysctl (const oci_map *sysctl, brig_error *err);
  * container inherits that filter) leaves nothing to reach. */
 int brig_process_join_session_keyring (const char *name, brig_error *err);
 
+/* A new name for a container init's session keyring: "_ses.ID.<16 hex>",
+ * random, so that no keyring a tenant made or kept can be the next init's
+ * (malloc'd). */
+char *brig_process_session_keyring_name (const char *id);
+
+/* The init's, in a user namespace of its own: join (make) the keyring name
+ * and let its owner (container root, whose host uid no other container
+ * has) search it, so that exec, as the same owner, can join it by name
+ * instead of making a key of its own per exec. Never for a container
+ * without its own user namespace: any process of the same uid that
+ * learned the name could then join it and read its keys. */
+int brig_process_make_session_keyring (const char *name, brig_error *err);
+
+/* exec's: as the container's root (uid and gid 0 of the namespace it
+ * joined: the keyring's owner), join the init's keyring name. A name
+ * that is gone makes a new keyring, charged to the same owner; a
+ * container whose namespace maps no uid 0 gets a new anonymous one. */
+int brig_process_share_session_keyring (const char *name, brig_error *err);
+
 int brig_process_set_oom_score_adj (pid_t pid, int value, brig_error *err);
 
 #endif

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "sandbox/ephemeral.h"
 #include "sandbox/keeper.h"
 #include "sandbox/reset.h"
+#include "sandbox/userns_auto.h"
 #include "container/state.h"
 #include "container/tenancy.h"
 #include "utils.h"
@@ -228,28 +228,6 @@ pool_move (struct pool *p, const char *id, enum brig_pool_state from, enum brig_
   return 0;
 }
 
-/* "NAME-<12 hex>" */
-static char *
-member_id (const char *name)
-{
-  unsigned char b[POOL_SUFFIX_LEN / 2];
-  char hex[POOL_SUFFIX_LEN + 1];
-  size_t got = 0;
-
-  while (got < sizeof b)
-    {
-      ssize_t k = getrandom (b + got, sizeof b - got, 0);
-      if (k < 0 && errno == EINTR)
-        continue;
-      if (k < 0)
-        abort (); /* the kernel has had getrandom since 3.17 */
-      got += (size_t) k;
-    }
-  for (size_t i = 0; i < sizeof b; i++)
-    snprintf (hex + 2 * i, 3, "%02x", b[i]);
-  return xasprintf ("%s-%s", name, hex);
-}
-
 /* The pool of member id: what precedes "-<12 hex>" at its end. */
 static char *
 pool_of (const char *id, brig_error *err)
@@ -267,10 +245,7 @@ pool_of (const char *id, brig_error *err)
 static void
 delete_quietly (const struct brig_context *ctx, const char *id)
 {
-  brig_error e = { 0 };
-  if (brig_container_delete (ctx, id, true, &e) < 0 && e.code != ENOENT)
-    brig_warn ("pool: delete member \"%s\": %s", id, e.msg ? e.msg : "failed");
-  brig_error_clear (&e);
+  pool_delete_quietly (ctx, id);
 }
 
 /* Remove the pool's directories (they must be empty) and, with the last
@@ -282,6 +257,7 @@ pool_remove (const struct brig_context *ctx, struct pool *p, brig_error *err)
 
   unlinkat (p->dirfd, "bundle", 0);
   brig_keeper_remove (p->dirfd);
+  pool_failures_remove (p->dirfd);
   for (int s = 0; s < BRIG_POOL_NSTATES; s++)
     if (unlinkat (p->dirfd, state_dirs[s], AT_REMOVEDIR) < 0 && errno != ENOENT)
       return brig_error_errno (err, "pool \"%s\": remove %s", p->name, state_dirs[s]);
@@ -296,9 +272,38 @@ pool_remove (const struct brig_context *ctx, struct pool *p, brig_error *err)
 
 /* ---- fill ---- */
 
-struct member_edit {
-  const char *id;
-};
+/* Whether every mapping of maps fits in the 65536 ids of one range. */
+static bool
+maps_fit (const oci_id_mapping *maps, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if ((uint64_t) maps[i].container_id + maps[i].size > 65536)
+      return false;
+  return true;
+}
+
+/* A member whose config makes a user namespace gets host ids of its own
+ * (run.brig.userns=auto, userns_auto.h) whatever its bundle says: members
+ * sharing one host uid would share every kernel limit counted per uid
+ * (200 keys: a pool of 200). Not when rootless (auto needs root), not
+ * when the bundle asks otherwise or maps beyond one range. */
+static int
+member_own_ids (oci_config *cfg, bool rootless)
+{
+  const oci_linux *lx = cfg->linux;
+  bool made = false;
+
+  if (lx == NULL || rootless || geteuid () != 0 || oci_map_get (cfg->annotations, BRIG_USERNS_KEY))
+    return 0;
+  for (size_t i = 0; i < lx->namespaces_len; i++)
+    if (lx->namespaces[i].type && strcmp (lx->namespaces[i].type, "user") == 0
+        && (lx->namespaces[i].path == NULL || !*lx->namespaces[i].path))
+      made = true;
+  if (!made || !maps_fit (lx->uid_mappings, lx->uid_mappings_len)
+      || !maps_fit (lx->gid_mappings, lx->gid_mappings_len))
+    return 0;
+  return oci_map_set (&cfg->annotations, BRIG_USERNS_KEY, "auto");
+}
 
 /* Every member gets its own cgroup and opts into what reset keeps; a config
  * whose members would share something writable is refused. */
@@ -344,7 +349,8 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
   /* What release's reset would refuse, refused before any member exists. */
   if (brig_reset_check_storage (cfg, err) < 0)
     return brig_error_wrap (err, "config.json");
-  if (oci_map_set (&cfg->annotations, POOL_RESET_KEY, "true") < 0)
+  if (oci_map_set (&cfg->annotations, POOL_RESET_KEY, "true") < 0
+      || member_own_ids (cfg, m->rootless) < 0)
     return brig_error_set (err, ENOMEM, "annotations");
   if (cfg->linux && cfg->linux->cgroups_path && *cfg->linux->cgroups_path)
     {
@@ -355,17 +361,6 @@ member_edit_config (oci_config *cfg, void *data, brig_error *err)
       cfg->linux->cgroups_path = path;
     }
   return 0;
-}
-
-/* A new member's tenancy: vacant (tenancy.h). */
-static int
-member_vacate (const struct brig_context *ctx, const char *id, brig_error *err)
-{
-  _cleanup_container_ brig_container *c = NULL;
-  int r = brig_container_load (ctx, id, BRIG_LOCK_EXCLUSIVE, &c, err);
-  if (r == 0)
-    r = brig_tenancy_write (c->dirfd, 1, BRIG_TENANCY_VACANT, err);
-  return r;
 }
 
 /* Record the bundle at the first fill; later fills must name the same. */
@@ -424,6 +419,42 @@ pool_reap_releasing (const struct brig_context *ctx, struct pool *p)
     }
 }
 
+/* Entries of creating/ whose maker is gone (a killed fill or release:
+ * nobody holds the entry's lock): the container may be half made. */
+static void
+pool_sweep_creating (const struct brig_context *ctx, struct pool *p, char **ids, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      _cleanup_close_ int fd = openat (p->sub[BRIG_POOL_CREATING], ids[i],
+                                       O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0)
+        continue; /* gone, or being made */
+      delete_quietly (ctx, ids[i]);
+      unlinkat (p->sub[BRIG_POOL_CREATING], ids[i], 0);
+    }
+}
+
+/* What pool_fill.c needs to make members of p from bundle abs; fds (1 +
+ * BRIG_POOL_NSTATES) receives the pool's fds, which the children close. */
+static void
+pool_maker_init (const struct brig_context *ctx, struct pool *p, const char *abs, int *fds,
+                 struct pool_maker *m)
+{
+  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+
+  fds[0] = p->dirfd;
+  for (int i = 0; i < BRIG_POOL_NSTATES; i++)
+    fds[1 + i] = p->sub[i];
+  *m = (struct pool_maker) {
+    .ctx = ctx, .name = p->name, .bundle = abs, .dirfd = p->dirfd,
+    .creating = p->sub[BRIG_POOL_CREATING], .available = p->sub[BRIG_POOL_AVAILABLE],
+    .fds = fds, .nfds = 1 + BRIG_POOL_NSTATES, .edit_config = member_edit_config,
+    /* one create per CPU in flight: most of a create is the kernel's */
+    .parallel = cpus > 0 ? (size_t) cpus : 1,
+  };
+}
+
 int
 brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bundle,
                 size_t size, char ***made, brig_error *err)
@@ -466,64 +497,18 @@ brig_pool_fill (const struct brig_context *ctx, const char *name, const char *bu
   r = list_dir (p.sub[BRIG_POOL_CREATING], &stale, &n, err);
   if (r < 0)
     goto out;
-  for (size_t i = 0; i < n; i++)
-    {
-      delete_quietly (ctx, stale[i]);
-      unlinkat (p.sub[BRIG_POOL_CREATING], stale[i], 0);
-    }
+  pool_sweep_creating (ctx, &p, stale, n);
   pool_reap_releasing (ctx, &p);
   r = list_dir (p.sub[BRIG_POOL_AVAILABLE], &avail, &navail, err);
   if (r < 0)
     goto out;
-
-  fds[0] = p.dirfd;
-  for (int i = 0; i < BRIG_POOL_NSTATES; i++)
-    fds[1 + i] = p.sub[i];
-  for (size_t k = navail; k < size; k++)
+  if (navail < size)
     {
-      _cleanup_free_ char *id = NULL;
-      int fd = -1;
-      for (int tries = 0; tries < 8 && fd < 0; tries++)
-        {
-          free (id);
-          id = member_id (name);
-          fd = openat (p.sub[BRIG_POOL_CREATING], id,
-                       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        }
-      if (fd < 0)
-        {
-          r = brig_error_errno (err, "pool \"%s\": record a new member", name);
-          goto out;
-        }
-      close (fd);
-      {
-        struct member_edit me = { .id = id };
-        struct brig_create_opts o = { .id = id, .bundle = abs, .edit_config = member_edit_config,
-                                      .edit_data = &me };
-        struct pool_child_create a = { ctx, &o };
-        r = pool_child_create (&a, fds, BRIG_ARRAY_SIZE (fds), err);
-      }
+      struct pool_maker m;
+      pool_maker_init (ctx, &p, abs, fds, &m);
+      r = pool_make_members (&m, size - navail, &v, &nmade, err);
       if (r < 0)
-        {
-          /* create undoes itself; a child killed half way does not */
-          delete_quietly (ctx, id);
-          unlinkat (p.sub[BRIG_POOL_CREATING], id, 0);
-          brig_error_wrap (err, "pool \"%s\": create member %s", name, id);
-          goto out;
-        }
-      /* Nobody's until a claim: no exec may enter it before. */
-      if ((r = member_vacate (ctx, id, err)) < 0
-          || (r = pool_move (&p, id, BRIG_POOL_CREATING, BRIG_POOL_AVAILABLE)) < 0)
-        {
-          if (!(err && err->msg))
-            brig_error_set (err, -r, "pool \"%s\": make member %s available", name, id);
-          delete_quietly (ctx, id);
-          unlinkat (p.sub[BRIG_POOL_CREATING], id, 0);
-          goto out;
-        }
-      v = xrealloc (v, (nmade + 2) * sizeof (char *));
-      v[nmade++] = brig_steal_ptr (id);
-      v[nmade] = NULL;
+        goto out;
     }
   r = 0;
 out:
@@ -696,6 +681,41 @@ pool_release_mine (const struct brig_context *ctx, struct pool *p, const char *i
                          p->name, id, gen);
 }
 
+/* A release whose member could not be made available again (deleted by
+ * then): the failure goes into the pool's log, and a new member takes its
+ * place, so that failing releases do not empty the pool; err (why the
+ * release failed) says so. The release still fails: its cycle did. */
+static int
+release_replace (const struct brig_context *ctx, struct pool *p, const char *id,
+                 const char *phase, brig_error *err)
+{
+  _cleanup_free_ char *abs = NULL;
+  _cleanup_strv_ char **made = xmalloc0 (sizeof (char *));
+  brig_error e = { 0 };
+  int fds[1 + BRIG_POOL_NSTATES];
+  size_t n = 0, len;
+  struct pool_maker m;
+  int r;
+
+  pool_failure_note (p->dirfd, id, phase, err && err->msg ? err->msg : "failed");
+  r = brig_read_file_at (p->dirfd, "bundle", &abs, &len, &e);
+  if (r == 0)
+    {
+      pool_maker_init (ctx, p, abs, fds, &m);
+      m.parallel = 1;
+      r = pool_make_members (&m, 1, &made, &n, &e);
+    }
+  if (r < 0)
+    {
+      pool_failure_note (p->dirfd, id, "replace", e.msg ? e.msg : "failed");
+      brig_error_clear (&e);
+      return brig_error_wrap (err, "pool \"%s\": release %s (member deleted, not replaced: "
+                              "the next fill tops up)", p->name, id);
+    }
+  return brig_error_wrap (err, "pool \"%s\": release %s (member deleted, replaced by %s)",
+                          p->name, id, made[0]);
+}
+
 int
 brig_pool_release (const struct brig_context *ctx, const char *id,
                    struct brig_reset_report *rep, brig_error *err)
@@ -711,6 +731,7 @@ brig_pool_release_gen (const struct brig_context *ctx, const char *id, unsigned 
   _cleanup_free_ char *name = pool_of (id, err);
   _cleanup_close_ int lock = -1;
   int fds[2 + BRIG_POOL_NSTATES];
+  const char *phase = "move";
   int r;
 
   memset (rep, 0, sizeof *rep);
@@ -742,14 +763,17 @@ brig_pool_release_gen (const struct brig_context *ctx, const char *id, unsigned 
     fds[1 + i] = p.sub[i];
   fds[1 + BRIG_POOL_NSTATES] = lock;
   r = pool_child_reset (ctx, id, fds, BRIG_ARRAY_SIZE (fds), rep, err);
-  if (r == 0 && (r = pool_move (&p, id, BRIG_POOL_RELEASING, BRIG_POOL_AVAILABLE)) < 0)
+  if (r < 0)
+    phase = "reset";
+  else if ((r = pool_move (&p, id, BRIG_POOL_RELEASING, BRIG_POOL_AVAILABLE)) < 0)
     brig_error_set (err, -r, "pool \"%s\": make %s available again", name, id);
   if (r < 0)
     {
       /* Never hand out what could not be verified clean. */
       delete_quietly (ctx, id);
       unlinkat (p.sub[BRIG_POOL_RELEASING], id, 0);
-      return brig_error_wrap (err, "pool \"%s\": release %s (member deleted)", name, id);
+      close (brig_steal_fd (lock));
+      return release_replace (ctx, &p, id, phase, err);
     }
   return 0;
 }
@@ -816,6 +840,7 @@ brig_pool_status (const struct brig_context *ctx, const char *name,
     }
   if (info->n)
     qsort (info->members, info->n, sizeof *info->members, cmp_member);
+  info->failures = pool_failures_read (p.dirfd, &info->last_failure);
   return 0;
 }
 
@@ -826,6 +851,7 @@ brig_pool_info_clear (struct brig_pool_info *info)
     free (info->members[i].id);
   free (info->members);
   free (info->bundle);
+  free (info->last_failure);
   memset (info, 0, sizeof *info);
 }
 

@@ -13,7 +13,9 @@
  *                                renameat2(RENAME_NOREPLACE), so of many
  *                                claimers exactly one moves a given member
  *                                out of available/; fill holds creating/
- *                                locked exclusively (one fill at a time)
+ *                                locked exclusively (one fill at a time),
+ *                                and each creating/ID by its maker
+ *   ROOT/@pools/NAME/failures    one JSON line per failed release
  *
  * Members are ordinary containers under ROOT, ids NAME-<12 hex digits>. */
 #ifndef BRIG_SANDBOX_POOL_H
@@ -47,6 +49,8 @@ struct brig_pool_info {
   struct brig_pool_member *members;
   size_t n;
   size_t count[BRIG_POOL_NSTATES];
+  size_t failures;              /* failed releases and replacements logged */
+  char *last_failure;           /* the last one's JSON line, or NULL */
 };
 
 /* Check a pool name: a valid container id of at most 128 characters. */
@@ -85,7 +89,8 @@ int brig_pool_renew (const struct brig_context *ctx, const char *id, const char 
                      brig_error *err);
 
 /* Reset claimed member id (sandbox/reset.h) and make it available again;
- * when the reset fails, delete the member. rep is filled whenever the reset
+ * when the reset fails, delete the member, log why (status's failures) and
+ * make a new member in its place (the release still fails). rep is filled whenever the reset
  * ran (free it with brig_reset_report_free). */
 int brig_pool_release (const struct brig_context *ctx, const char *id,
                        struct brig_reset_report *rep, brig_error *err);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,31 +70,28 @@ child_detach (const int *fds, size_t nfds)
     close (null);
 }
 
+/* The child's side: fn, its result into sh, and exit. */
+static void __attribute__ ((noreturn))
+child_body (const int *fds, size_t nfds, struct shared *sh,
+            int (*fn) (void *arg, struct shared *sh, brig_error *err), void *arg)
+{
+  brig_error e = { 0 };
+  /* The init this child clones must not map it: a waiting member would
+   * keep its pages for as long as it waits. */
+  madvise (sh, SHARED_SIZE, MADV_DONTFORK);
+  child_detach (fds, nfds);
+  sh->r = fn (arg, sh, &e);
+  sh->code = e.code;
+  snprintf (sh->msg, sizeof sh->msg, "%s", e.msg ? e.msg : "failed without a message");
+  _exit (sh->r < 0 ? 1 : 0);
+}
+
+/* Wait for child pid and give what it put in sh. */
 static int
-run_child (const int *fds, size_t nfds, struct shared *sh,
-           int (*fn) (void *arg, struct shared *sh, brig_error *err), void *arg,
-           brig_error *err)
+child_wait (pid_t pid, const struct shared *sh, brig_error *err)
 {
   int status;
-  pid_t pid;
 
-  fflush (stdout);
-  fflush (stderr);
-  pid = fork ();
-  if (pid < 0)
-    return brig_error_errno (err, "fork");
-  if (pid == 0)
-    {
-      brig_error e = { 0 };
-      /* The init this child clones must not map it: a waiting member would
-       * keep its pages for as long as it waits. */
-      madvise (sh, SHARED_SIZE, MADV_DONTFORK);
-      child_detach (fds, nfds);
-      sh->r = fn (arg, sh, &e);
-      sh->code = e.code;
-      snprintf (sh->msg, sizeof sh->msg, "%s", e.msg ? e.msg : "failed without a message");
-      _exit (sh->r < 0 ? 1 : 0);
-    }
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       return brig_error_errno (err, "wait for the pool's child %d", (int) pid);
@@ -103,6 +101,23 @@ run_child (const int *fds, size_t nfds, struct shared *sh,
   if (sh->r < 0)
     return brig_error_set_raw (err, sh->code, sh->msg);
   return 0;
+}
+
+static int
+run_child (const int *fds, size_t nfds, struct shared *sh,
+           int (*fn) (void *arg, struct shared *sh, brig_error *err), void *arg,
+           brig_error *err)
+{
+  pid_t pid;
+
+  fflush (stdout);
+  fflush (stderr);
+  pid = fork ();
+  if (pid < 0)
+    return brig_error_errno (err, "fork");
+  if (pid == 0)
+    child_body (fds, nfds, sh, fn, arg);
+  return child_wait (pid, sh, err);
 }
 
 static struct shared *
@@ -119,28 +134,6 @@ shared_map (brig_error *err)
   snprintf (((struct shared *) p)->msg, sizeof ((struct shared *) p)->msg,
             "the pool's child ended without a result");
   return p;
-}
-
-static int
-create_in_child (void *arg, struct shared *sh, brig_error *err)
-{
-  (void) sh;
-  return brig_container_create (((struct pool_child_create *) arg)->ctx,
-                                ((struct pool_child_create *) arg)->opts, err);
-}
-
-int
-pool_child_create (const struct pool_child_create *a, const int *fds, size_t nfds,
-                   brig_error *err)
-{
-  struct shared *sh = shared_map (err);
-  int r;
-
-  if (sh == NULL)
-    return -errno;
-  r = run_child (fds, nfds, sh, create_in_child, (void *) a, err);
-  munmap (sh, SHARED_SIZE);
-  return r;
 }
 
 struct reset_arg {
@@ -208,5 +201,55 @@ pool_child_reset (const struct brig_context *ctx, const char *id, const int *fds
   r = run_child (fds, nfds, sh, reset_in_child, &a, err);
   report_from_shared (sh, rep);
   munmap (sh, SHARED_SIZE);
+  return r;
+}
+
+/* ---- children in flight (pool_fill.c: several creates at once) ---- */
+
+static int
+job_in_child (void *arg, struct shared *sh, brig_error *err)
+{
+  struct pool_child_job *j = arg;
+  (void) sh;
+  return j->fn (j->arg, err);
+}
+
+int
+pool_child_start (struct pool_child_job *j, const int *fds, size_t nfds, brig_error *err)
+{
+  j->pid = -1;
+  j->pidfd = -1;
+  j->sh = shared_map (err);
+  if (j->sh == NULL)
+    return -errno;
+  fflush (stdout);
+  fflush (stderr);
+  j->pid = fork ();
+  if (j->pid < 0)
+    {
+      munmap (j->sh, SHARED_SIZE);
+      j->sh = NULL;
+      return brig_error_errno (err, "fork");
+    }
+  if (j->pid == 0)
+    child_body (fds, nfds, j->sh, job_in_child, j);
+  /* The next job's child, and the init it clones, must not map this one's
+   * page. */
+  madvise (j->sh, SHARED_SIZE, MADV_DONTFORK);
+  j->pidfd = (int) syscall (SYS_pidfd_open, j->pid, 0);
+  return 0;
+}
+
+int
+pool_child_finish (struct pool_child_job *j, brig_error *err)
+{
+  int r = child_wait (j->pid, j->sh, err);
+
+  if (j->pidfd >= 0)
+    close (j->pidfd);
+  munmap (j->sh, SHARED_SIZE);
+  j->sh = NULL;
+  j->pidfd = -1;
+  j->pid = -1;
   return r;
 }
