@@ -305,8 +305,6 @@ member_own_ids (oci_config *cfg, bool rootless)
   return oci_map_set (&cfg->annotations, BRIG_USERNS_KEY, "auto");
 }
 
-/* Every member gets its own cgroup and opts into what reset keeps; a config
- * whose members would share something writable is refused. */
 /* A member serves exec'd work: brig's pid 1 holds it (run.brig.init=hold,
  * process/reaper.h), so a claim hands out a running member whatever the
  * config's process would do, and nothing of the image runs until the
@@ -327,6 +325,8 @@ member_init_mode (oci_config *cfg, brig_error *err)
   return 0;
 }
 
+/* Every member gets its own cgroup and opts into what reset keeps; a config
+ * whose members would share something writable is refused. */
 static int
 member_edit_config (oci_config *cfg, void *data, brig_error *err)
 {
