@@ -82,6 +82,7 @@ int cmd_checkpoint (struct brig_globals *g, int argc, char **argv);
 int cmd_restore (struct brig_globals *g, int argc, char **argv);
 int cmd_check (struct brig_globals *g, int argc, char **argv);
 int cmd_pool (struct brig_globals *g, int argc, char **argv);
+int cmd_fork (struct brig_globals *g, int argc, char **argv);
 
 /* Print the version block (brig version X, spec, features). */
 void cli_print_version (void);

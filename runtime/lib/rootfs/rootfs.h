@@ -17,9 +17,20 @@
 /* A layer the init mounts over root.path in place of its self-bind (an
  * extension's, container/extension.h),
  * with the rootfs's host path; mount NULL: none. */
+struct brig_layer_seed;
 struct brig_root_layer {
-  int (*mount) (const void *data, const char *rootfs, bool userns, brig_error *err);
+  int (*mount) (const void *data, const char *rootfs, bool userns,
+                const struct brig_layer_seed *seed, brig_error *err);
   const void *data;
+};
+
+/* What fills a new layer's upper directory before the layer is mounted
+ * (brig fork); fill NULL: nothing, the layer starts empty. A layer's mount
+ * calls fill with an O_PATH fd of its upper once made (the fd stays its
+ * own). */
+struct brig_layer_seed {
+  int (*fill) (void *arg, int upper, brig_error *err);
+  void *arg;
 };
 
 /* The config's readonlyPaths and maskedPaths under /proc mapped into every
@@ -55,6 +66,8 @@ struct brig_rootfs_opts {
   void *barrier_arg;
   /* A layer mounted over root.path instead of its self-bind, or none. */
   struct brig_root_layer layer;
+  /* What fills the layer before it is mounted (brig fork), or none. */
+  struct brig_layer_seed seed;
   /* NULL, or where rootfs_prepare leaves its O_PATH fd of the rootfs once
    * every mount is in place (the caller closes it; rootfs_pivot and
    * rootfs_finalize take it instead of opening the root again). */

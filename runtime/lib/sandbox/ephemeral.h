@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "ocispec.h"
+#include "rootfs/rootfs.h"
 
 #define BRIG_EPHEMERAL_KEY "run.brig.rootfs.ephemeral"
 #define BRIG_EPHEMERAL_SIZE_KEY "run.brig.rootfs.ephemeral.size"
@@ -46,7 +47,7 @@ int brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
  * from the parent's). userns: the init runs in a new user namespace
  * (user.* xattrs, kernel >= 5.11). */
 int brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                          bool userns, brig_error *err);
+                          bool userns, const struct brig_layer_seed *seed, brig_error *err);
 
 /* Remove the disk layer STATE/ephemeral under dirfd, never following a
  * symlink the tenant left in it. 0 when there is none. */

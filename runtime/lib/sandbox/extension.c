@@ -17,6 +17,7 @@
 #include "sandbox/egress.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/extension.h"
+#include "sandbox/fork.h"
 #include "sandbox/pod.h"
 #include "sandbox/reset_internal.h"
 #include "sandbox/spec_sandbox.h"
@@ -258,10 +259,11 @@ sandbox_create_cgroup (const struct brig_ext_create_info *info, struct brig_ext_
 /* In the init: the overlay is the new root's mount, as the self-bind would
  * be; every config mount below lands on top of it. */
 static int
-mount_ephemeral (const void *data, const char *rootfs, bool userns, brig_error *err)
+mount_ephemeral (const void *data, const char *rootfs, bool userns,
+                 const struct brig_layer_seed *seed, brig_error *err)
 {
   const struct brig_ext_create *x = data;
-  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, err);
+  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, seed, err);
 }
 
 static int
@@ -491,6 +493,7 @@ const struct brig_extension brig_sandbox_extension = {
   .update_check = sandbox_update_check,
   .restore_begin = sandbox_restore_begin,
   .restore_check = sandbox_restore_check,
+  .lock_taken = brig_fork_recover_freeze,
 };
 
 /* ---- above the core: brig features and brig spec --sandbox ---- */
