@@ -17,8 +17,10 @@ load helpers
 setup() {
 	requires root
 	setup_bundle
-	# A process that says, inside its own layer, that it ran.
+	# A process that says, inside its own layer, that it ran: pid 1 by an
+	# explicit run.brig.init=false (fill's default, hold, runs none).
 	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true" |
+		.annotations["run.brig.init"] = "false" |
 		.process.args = ["sh", "-c", "echo $$ >/tmp/started; exec sleep 1000"]'
 }
 

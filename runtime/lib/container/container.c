@@ -177,6 +177,15 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
     brig_sync_msg_clear (&m);
   }
 
+  /* A claim hands out a running member only: the EOF came at the
+   * process's execve, which may have exited at once (pool.h). */
+  if (claim && c->pidfd >= 0 && poll (&(struct pollfd) { .fd = c->pidfd, .events = POLLIN }, 1, 0) > 0)
+    {
+      brig_notify_close (&notify);
+      return brig_error_say (err, ECHILD, "its process exited at once: a pool member needs a "
+                             "process that keeps running (run.brig.init=hold, pool fill's "
+                             "default, runs none and waits for exec)");
+    }
   cfg = config_if_hooks (c, "poststart");
   if (cfg)
     {

@@ -9,6 +9,7 @@
 #include "cgroup/cgroup.h"
 #include "container/features.h"
 #include "process/groups.h"
+#include "process/reaper.h"
 #include "seccomp/seccomp.h"
 #include "rootfs/mounts.h"
 #include "utils.h"
@@ -63,6 +64,8 @@ brig_features_build (oci_features **out, brig_error *err)
   snprintf (lsver, sizeof lsver, "%u.%u.%u", sv->major, sv->minor, sv->micro);
   oci_map_set (&f->annotations, "io.github.seccomp.libseccomp.version", lsver);
   oci_map_set (&f->annotations, "org.brig.version", PACKAGE_VERSION);
+  /* brig's own pid 1 (process/reaper.h) */
+  oci_map_set (&f->annotations, BRIG_INIT_KEY, "true|false|hold");
   {
     /* brig's own config annotations that loosen a boundary (spec: listed
      * here so engines can keep them from untrusted users) */

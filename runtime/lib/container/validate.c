@@ -15,6 +15,7 @@
 #include "process/groups.h"
 #include "process/lsm.h"
 #include "process/procattr.h"
+#include "process/reaper.h"
 #include "paths.h"
 #include "process/process.h"
 #include "rootfs/rootfs.h"
@@ -230,6 +231,11 @@ create_validate_config (struct create_ctx *c, brig_error *err)
     return r;
   if (cfg->annotations && (r = validate_keep_groups (c, err)) < 0)
     return r;
+  {
+    enum brig_init_mode mode;
+    if ((r = brig_init_mode_parse (cfg->annotations, &mode, err)) < 0)
+      return r;
+  }
   if (cfg->hooks)
     {
       const oci_hooks *h = cfg->hooks;

@@ -20,7 +20,8 @@
  *   no_new_privs (process.h); seccomp now if it notifies (its listener
  *   fd goes to the parent first); READY to the parent; wait for `start` on
  *   the exec socket;
- *   startContainer hooks; seccomp (unless loaded earlier); execve.
+ *   startContainer hooks; seccomp (unless loaded earlier); execve, or with
+ *   run.brig.init brig's own pid 1 (process/reaper.h).
  *
  * Every error goes back to the parent as a SYNC_ERROR message while the
  * parent listens; after that (create has returned) it goes to stderr. */
@@ -44,6 +45,7 @@
 #include "process/lsm.h"
 #include "process/netdev.h"
 #include "process/procattr.h"
+#include "process/reaper.h"
 #include "process/process.h"
 #include "rootfs/rootfs.h"
 #include "process/handshake.h"
@@ -58,6 +60,9 @@ struct init_state {
   char *state_json;         /* for createContainer hooks (status creating) */
   const char *state_json_start; /* for startContainer hooks (status created) */
   struct brig_hs_init hs;   /* its end of the handshake (process/handshake.h) */
+  enum brig_init_mode mode; /* run.brig.init (process/reaper.h) */
+  int upper_fd;             /* the ephemeral layer's upper directory, kept
+                               by brig's pid 1, or -1 */
 };
 
 /* A pid-1 process ignores every signal it has no handler for, even from
@@ -335,6 +340,8 @@ init_become (struct init_state *s, struct brig_process *pr, brig_error *err)
     return r;
   if (pr->p == NULL)
     return brig_error_say (err, EINVAL, "config.json has no process to start");
+  if (s->mode != BRIG_INIT_EXEC)
+    brig_reaper_run (pr, s->mode, s->start_fd, s->upper_fd);
   return brig_process_exec (pr, err);
 }
 
@@ -361,6 +368,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
    * createContainer hooks run in between (they may mount over the path). */
   if (!(h && h->create_container_len > 0))
     ro.rootfd_out = &rootfd;
+  if (s->mode != BRIG_INIT_EXEC)
+    ro.layer_upper_out = &s->upper_fd;
   if ((r = init_namespaces (s, err)) < 0 || (r = init_rootfs (s, &ro, err)) < 0
       || (r = init_enter_root (s, pr, &rootfd, &procfs, err)) < 0)
     return r;
@@ -370,7 +379,7 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
 void
 brig_init_main (struct brig_init_args *a)
 {
-  struct init_state s = { .a = a, .parent_listens = true, .start_fd = -1,
+  struct init_state s = { .a = a, .parent_listens = true, .start_fd = -1, .upper_fd = -1,
                           .hs = { .sock = a->sync_fd, .unshare_late = a->unshare_flags } };
   struct brig_process pr;
   brig_error err = { 0 };
@@ -395,7 +404,9 @@ brig_init_main (struct brig_init_args *a)
     pr.notify_sock = a->sync_fd;
   pr.listen_fds = a->listen_fds;
   pr.caps_checked = true; /* create_validate_config warned */
-  /* create checked the value and where keeping the groups is safe */
+  /* create checked these values, and where keeping the groups is safe */
+  (void) brig_init_mode_parse (a->cfg->annotations, &s.mode, NULL);
+  pr.no_exec = s.mode == BRIG_INIT_HOLD;
   (void) brig_keep_groups_parse (a->cfg->annotations, &pr.keep_groups, NULL);
 
   run_init (&s, &pr, &err);

@@ -700,8 +700,9 @@ brig_process_become (struct brig_process *pr, brig_error *err)
   pr->envp = brig_process_build_env (p);
   if (pr->listen_fds > 0)
     brig_process_add_listen_env (&pr->envp, pr->listen_fds);
-  r = brig_process_find_executable (p->args ? p->args[0] : NULL, pr->envp, &pr->exec_path, err);
-  if (r < 0)
+  if (!pr->no_exec
+      && (r = brig_process_find_executable (p->args ? p->args[0] : NULL, pr->envp,
+                                            &pr->exec_path, err)) < 0)
     return r;
   if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return brig_error_errno (err, "prctl PR_SET_NO_NEW_PRIVS");

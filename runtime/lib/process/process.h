@@ -52,6 +52,8 @@ struct brig_process {
    * brig_process_fix_stdio_owner then need not fstat them again. */
   struct stat stdio_st[3];
   unsigned stdio_known;
+  bool no_exec;             /* run.brig.init=hold: nothing is execve'd, so
+                               become looks up no executable */
   bool at_root;             /* the cwd is "/" already (the init after its
                                pivot): a cwd of "/" needs no chdir */
   /* Filled by brig_process_become: */

@@ -539,7 +539,7 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     {
       /* The layer is the new root's mount, as the self-bind would be;
        * every config mount below lands on top of it. */
-      r = opts->layer.mount (opts->layer.data, c.rootfs, opts->userns,
+      r = opts->layer.mount (opts->layer.data, c.rootfs, opts->userns, opts->layer_upper_out,
                              opts->seed.fill ? &opts->seed : NULL, err);
       if (r < 0)
         goto out;

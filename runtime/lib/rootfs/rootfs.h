@@ -16,10 +16,13 @@
 
 /* A layer the init mounts over root.path in place of its self-bind (an
  * extension's, container/extension.h),
- * with the rootfs's host path; mount NULL: none. */
+ * with the rootfs's host path; mount NULL: none. upper_out: NULL, or
+ * where it leaves an O_PATH fd of its upper directory when it has one of
+ * its own in the container's mount namespace (else -1). seed: NULL, or
+ * what fills the upper before the layer is mounted (brig fork). */
 struct brig_layer_seed;
 struct brig_root_layer {
-  int (*mount) (const void *data, const char *rootfs, bool userns,
+  int (*mount) (const void *data, const char *rootfs, bool userns, int *upper_out,
                 const struct brig_layer_seed *seed, brig_error *err);
   const void *data;
 };
@@ -66,6 +69,8 @@ struct brig_rootfs_opts {
   void *barrier_arg;
   /* A layer mounted over root.path instead of its self-bind, or none. */
   struct brig_root_layer layer;
+  int *layer_upper_out;  /* NULL, or the layer's upper_out (brig's pid 1
+                            keeps it, process/reaper.h) */
   /* What fills the layer before it is mounted (brig fork), or none. */
   struct brig_layer_seed seed;
   /* NULL, or where rootfs_prepare leaves its O_PATH fd of the rootfs once

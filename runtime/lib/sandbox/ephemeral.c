@@ -191,7 +191,8 @@ seed_upper (int layer, const struct brig_layer_seed *seed, brig_error *err)
 
 int
 brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                      bool userns, const struct brig_layer_seed *seed, brig_error *err)
+                      bool userns, int *upper_out, const struct brig_layer_seed *seed,
+                      brig_error *err)
 {
   _cleanup_close_ int lower = -1, layer = -1;
   _cleanup_free_ char *data = NULL;
@@ -240,6 +241,14 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const 
                                  e->mode == BRIG_EPHEMERAL_TMPFS ? " and tmpfs user xattrs, 6.6" : "");
       return brig_error_errno (err, "annotation %s: mount the overlay on %s", BRIG_EPHEMERAL_KEY,
                                rootfs);
+    }
+  /* for brig's pid 1, which keeps it for `brig fork` (the tenant's own
+   * tmpfs, in no mount namespace's path once the overlay covers it) */
+  if (upper_out && e->mode == BRIG_EPHEMERAL_TMPFS)
+    {
+      *upper_out = openat (layer, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (*upper_out < 0)
+        return brig_error_errno (err, "open the ephemeral layer's upper directory");
     }
   return 0;
 }

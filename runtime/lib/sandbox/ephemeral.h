@@ -45,9 +45,12 @@ int brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
  * fresh tmpfs or disk_dir's upper/work (disk_dir is opened here: overlayfs
  * takes only layers mounted in the caller's mount namespace, not an fd
  * from the parent's). userns: the init runs in a new user namespace
- * (user.* xattrs, kernel >= 5.11). */
+ * (user.* xattrs, kernel >= 5.11). upper_out: NULL, or where an O_PATH
+ * fd of the tmpfs layer's upper directory goes (-1 for the disk layer,
+ * which is the host's). */
 int brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                          bool userns, const struct brig_layer_seed *seed, brig_error *err);
+                          bool userns, int *upper_out, const struct brig_layer_seed *seed,
+                          brig_error *err);
 
 /* Remove the disk layer STATE/ephemeral under dirfd, never following a
  * symlink the tenant left in it. 0 when there is none. */

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "sandbox/check.h"
 #include "sandbox/egress.h"
+#include "process/reaper.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/extension.h"
 #include "sandbox/fork.h"
@@ -259,11 +260,12 @@ sandbox_create_cgroup (const struct brig_ext_create_info *info, struct brig_ext_
 /* In the init: the overlay is the new root's mount, as the self-bind would
  * be; every config mount below lands on top of it. */
 static int
-mount_ephemeral (const void *data, const char *rootfs, bool userns,
+mount_ephemeral (const void *data, const char *rootfs, bool userns, int *upper_out,
                  const struct brig_layer_seed *seed, brig_error *err)
 {
   const struct brig_ext_create *x = data;
-  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, seed, err);
+  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, upper_out, seed,
+                               err);
 }
 
 static int
@@ -305,6 +307,16 @@ sandbox_create_state (const struct brig_ext_create_info *info, struct brig_ext_c
     {
       _cleanup_free_ char *dir = xasprintf ("%s/%s", info->ctx->state_root, info->id);
       s.ephemeral = brig_ephemeral_state (&x->ephemeral, dir);
+      enum brig_init_mode mode;
+      /* brig's pid 1 keeps the tmpfs layer's upper directory open there
+       * (process/reaper.h), for `brig fork` to take with pidfd_getfd */
+      if (x->ephemeral.mode == BRIG_EPHEMERAL_TMPFS
+          && brig_init_mode_parse (info->cfg->annotations, &mode, NULL) == 0
+          && mode != BRIG_INIT_EXEC)
+        {
+          s.ephemeral->upper_fd = BRIG_REAPER_UPPER_FD;
+          s.ephemeral->has_upper_fd = true;
+        }
     }
   if (s.egress == NULL && s.userns == NULL && s.ephemeral == NULL)
     return NULL;

@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +111,8 @@ static int
 open_source_upper (const struct fork_source *s, brig_error *err)
 {
   unsigned long long start = 0;
+  struct statfs sf;
+  struct stat st;
   int pidfd, fd;
 
   if (s->disk_upper)
@@ -129,7 +134,18 @@ open_source_upper (const struct fork_source *s, brig_error *err)
     brig_error_errno (err, "container \"%s\": take its layer's upper directory from its "
                       "pid 1 (fd %d)", s->id, s->upper_fd);
   close (pidfd);
-  return fd < 0 ? -errno : fd;
+  if (fd < 0)
+    return -errno;
+  /* what pid 1 keeps there is the tenant's own tmpfs, a directory: anything
+   * else (an init that is not brig's pid 1 yet) is not copied */
+  if (fstatfs (fd, &sf) < 0 || sf.f_type != TMPFS_MAGIC || fstat (fd, &st) < 0
+      || !S_ISDIR (st.st_mode))
+    {
+      close (fd);
+      return brig_error_say (err, EBADF, "container \"%s\": its pid 1's fd %d is not the "
+                             "ephemeral layer's upper directory", s->id, s->upper_fd);
+    }
+  return fd;
 }
 
 /* The copy, in a child placed in the NEW's cgroups: its pages are charged
@@ -246,11 +262,10 @@ worker_main (const struct brig_context *ctx, struct worker *w, struct worker *al
 /* The number of brig's pid 1's fd of the tmpfs layer's upper, recorded
  * in state.json (brig.rootfs.upperFd); -ENOENT without brig's pid 1. */
 static int
-brig_fork_tmpfs_upper (const oci_rootfs_state *eph, int *fd)
+tmpfs_upper (const oci_rootfs_state *eph, int *fd)
 {
-  (void) eph;
-  *fd = -1;
-  return -ENOENT;
+  *fd = eph->has_upper_fd ? eph->upper_fd : -1;
+  return *fd >= 0 ? 0 : -ENOENT;
 }
 
 /* Refuse what cannot be forked, before anything exists. */
@@ -303,7 +318,12 @@ load_source (const struct brig_context *ctx, brig_container *c, struct fork_sour
   s->bundle = xstrdup (c->st.bundle);
   if (strcmp (eph->mode, "disk") == 0 && eph->upper)
     s->disk_upper = xasprintf ("%s/%s/" BRIG_EPHEMERAL_DIR "/upper", ctx->state_root, c->id);
-  else if ((r = brig_fork_tmpfs_upper (eph, &s->upper_fd)) < 0)
+  else if (c->status == BRIG_STATUS_CREATED)
+    return brig_error_say (err, EINVAL, "fork: container \"%s\" is created, not started: "
+                           "the tmpfs layer is reached through brig's pid 1 "
+                           "(run.brig.init), which holds it once the container is started",
+                           c->id);
+  else if ((r = tmpfs_upper (eph, &s->upper_fd)) < 0)
     return brig_error_say (err, EINVAL, "fork: container \"%s\": brig fork needs "
                            "run.brig.init to reach the tmpfs layer of a running container "
                            "(the layer exists only inside its mount namespace, where brig's "

@@ -16,6 +16,7 @@
 #include "container/container.h"
 #include "log.h"
 #include "ocispec.h"
+#include "process/reaper.h"
 #include "sandbox/pool.h"
 #include "sandbox/pool_internal.h"
 #include "sandbox/ephemeral.h"
@@ -298,15 +299,38 @@ struct member_edit {
 
 /* Every member gets its own cgroup and opts into what reset keeps; a config
  * whose members would share something writable is refused. */
+/* A member serves exec'd work: brig's pid 1 holds it (run.brig.init=hold,
+ * process/reaper.h), so a claim hands out a running member whatever the
+ * config's process would do, and nothing of the image runs until the
+ * tenant asks. Only an explicit "false" keeps the config's process as
+ * pid 1, run at claim. */
+static int
+member_init_mode (oci_config *cfg, brig_error *err)
+{
+  enum brig_init_mode mode;
+  int r = brig_init_mode_parse (cfg->annotations, &mode, err);
+
+  if (r < 0)
+    return brig_error_wrap (err, "config.json");
+  if (mode == BRIG_INIT_EXEC && oci_map_get (cfg->annotations, BRIG_INIT_KEY))
+    return 0;
+  if (oci_map_set (&cfg->annotations, BRIG_INIT_KEY, "hold") < 0)
+    return brig_error_set (err, ENOMEM, "annotations");
+  return 0;
+}
+
 static int
 member_edit_config (oci_config *cfg, void *data, brig_error *err)
 {
   struct member_edit *m = data;
   const char *eph = oci_map_get (cfg->annotations, BRIG_EPHEMERAL_KEY);
+  int r;
 
   if (cfg->process && cfg->process->terminal)
     return brig_error_say (err, EINVAL, "config.json: process.terminal: a pool member "
                            "cannot have a terminal (claim has no console socket to give it)");
+  if ((r = member_init_mode (cfg, err)) < 0)
+    return r;
   /* Every member of the pool, claimed by different tenants at once, would
    * write the one rootfs of the bundle: a channel between tenants, and
    * what one leaves the next finds. */
@@ -512,6 +536,26 @@ out:
 
 /* ---- claim ---- */
 
+/* The member's process exited right after its start: a property of the
+ * bundle's config, not of this member, so the next would do the same. It is
+ * released (reset, available again), and claim fails naming why. */
+static int
+claim_exited (const struct brig_context *ctx, struct pool *p, const char *id, brig_error *why,
+              brig_error *err)
+{
+  struct brig_reset_report rep;
+  brig_error e = { 0 };
+
+  brig_error_set (err, ECHILD, "pool \"%s\": member %s: %s", p->name, id,
+                  why->msg ? why->msg : "its process exited at once");
+  brig_error_clear (why);
+  if (brig_pool_release (ctx, id, &rep, &e) < 0)
+    brig_warn ("pool \"%s\": release member %s: %s", p->name, id, e.msg ? e.msg : "failed");
+  brig_error_clear (&e);
+  brig_reset_report_free (&rep);
+  return -ECHILD;
+}
+
 int
 brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, brig_error *err)
 {
@@ -555,6 +599,8 @@ brig_pool_claim (const struct brig_context *ctx, const char *name, char **out, b
               *out = xstrdup (id);
               return 0;
             }
+          if (r == -ECHILD)
+            return claim_exited (ctx, &p, id, &e, err);
           /* Its init died (OOM, killed) or it was deleted behind the
            * pool's back: not worth handing out; drop it and go on. */
           brig_warn ("pool \"%s\": member %s cannot be started, deleted: %s", name, id,
