@@ -36,12 +36,13 @@ cmd_fork (struct brig_globals *g, int argc, char **argv)
         return 0;
       default: return 1;
       }
-  if (argc - optind < 2)
+  if (argc - optind < 1)
     {
       fprintf (stderr, "brig fork: usage: brig fork SOURCE NEW [NEW...]\n");
       return 1;
     }
-  if (brig_fork (&ctx, argv[optind], argv + optind + 1, (size_t) (argc - optind - 1), &err) < 0)
+  if (brig_fork (&ctx, argv[optind], argv + optind + 1, (size_t) (argc - optind - 1),
+                 &err) < 0)
     return cli_fail (&err);
   return 0;
 }

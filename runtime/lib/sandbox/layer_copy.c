@@ -140,10 +140,16 @@ path_set (struct copy *c, size_t at, const char *name)
   memcpy (c->path + at, name, len + 1);
 }
 
+/* The entry named by its path below the upper; the tenant chose how long
+ * that is: the end of a long one. */
 static int
 fail (struct copy *c, brig_error *err, int e, const char *what)
 {
-  return brig_error_set (err, e, "%s %s", what, c->path[0] ? c->path : "/");
+  size_t len = strlen (c->path);
+
+  if (len > 200)
+    return brig_error_set (err, e, "%s .../%s", what, c->path + len - 180);
+  return brig_error_set (err, e, "%s /%s", what, c->path);
 }
 
 static int
