@@ -62,10 +62,12 @@ struct fork_source {
 struct slot {
   int r;
   int code;
+  double ready_ms, go_ms, copied_ms, done_ms; /* since the worker started */
   char msg[2048];
 };
 
 struct worker {
+  double t0;
   const struct fork_source *src;
   const char *id;
   pid_t pid;
@@ -215,10 +217,13 @@ fork_seed (int upper, pid_t init, brig_cgroup *cg, void *data, brig_error *err)
   char go = 0;
   int r;
 
+  w->slot->ready_ms = brig_mono_ms_f () - w->t0;
   if (write (w->up[1], "R", 1) != 1 || read (w->down[0], &go, 1) != 1 || go != 'G')
     return brig_error_say (err, ECANCELED, "fork of \"%s\" given up (SOURCE was not frozen)",
                            w->src->id);
+  w->slot->go_ms = brig_mono_ms_f () - w->t0;
   r = copy_in_helper (w, upper, init, cg, err);
+  w->slot->copied_ms = brig_mono_ms_f () - w->t0;
   if (write (w->up[1], r == 0 ? "C" : "E", 1) != 1 && r == 0)
     r = brig_error_errno (err, "tell brig fork");
   if (r < 0)
@@ -251,7 +256,9 @@ worker_main (const struct brig_context *ctx, struct worker *w, struct worker *al
   if (null >= 0)
     for (int fd = 0; fd < 3; fd++)
       dup2 (null, fd);
+  w->t0 = brig_mono_ms_f ();
   w->slot->r = brig_container_create (ctx, &o, &e);
+  w->slot->done_ms = brig_mono_ms_f () - w->t0;
   w->slot->code = e.code;
   snprintf (w->slot->msg, sizeof w->slot->msg, "%s", e.msg ? e.msg : "failed without a message");
   _exit (w->slot->r < 0 ? 1 : 0);
@@ -426,7 +433,8 @@ run_workers (const struct brig_context *ctx, brig_container *c, brig_cgroup *cg,
     return brig_error_errno (err, "mmap");
   for (size_t i = 0; i < n; i++)
     {
-      w[i] = (struct worker) { s, ids[i], -1, { -1, -1 }, { -1, -1 }, &slots[i] };
+      w[i] = (struct worker) { .src = s, .id = ids[i], .pid = -1, .up = { -1, -1 },
+                               .down = { -1, -1 }, .slot = &slots[i] };
       slots[i].r = -EINTR;
       snprintf (slots[i].msg, sizeof slots[i].msg, "the create was killed");
       if (pipe2 (w[i].up, O_CLOEXEC) < 0 || pipe2 (w[i].down, O_CLOEXEC) < 0)
@@ -462,6 +470,9 @@ run_workers (const struct brig_context *ctx, brig_container *c, brig_cgroup *cg,
         while (waitpid (w[i].pid, &status, 0) < 0 && errno == EINTR)
           ;
       close (w[i].up[0]);
+      brig_debug ("fork: %s: at the seed step %.2f ms, copying %.2f-%.2f ms, created %.2f ms",
+                  ids[i], slots[i].ready_ms, slots[i].go_ms, slots[i].copied_ms,
+                  slots[i].done_ms);
       if (slots[i].r < 0 && failed < 0)
         failed = (int) i;
     }
