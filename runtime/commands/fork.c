@@ -32,7 +32,8 @@ cmd_fork (struct brig_globals *g, int argc, char **argv)
                 "Create each NEW (status created) from SOURCE's config and a copy of its\n"
                 "ephemeral layer (run.brig.rootfs.ephemeral), taken while SOURCE is frozen;\n"
                 "SOURCE goes on running. Processes are not copied (criu cannot run here).\n"
-                "All or nothing: on failure no NEW is left, and SOURCE is thawed.\n");
+                "All or nothing: on failure no NEW is left, and SOURCE is thawed.\n\n"
+                "  --processes   refused: copying processes needs criu, which cannot run here\n");
         return 0;
       default: return 1;
       }
