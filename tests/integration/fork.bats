@@ -31,7 +31,8 @@ setup() {
 	chown -R "$((MAP + 1000)):$((MAP + 1000))" "$BUNDLE/rootfs/srv/u"
 	chmod 0777 "$BUNDLE/rootfs/srv/u"
 	chmod 0666 "$BUNDLE/rootfs/srv/u/f"
-	update_config '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/count; sleep 0.02; done"]'
+	# the counter is renamed into place: a reader never sees it half written
+	update_config '.process.args = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/count.new; mv /count.new /count; sleep 0.02; done"]'
 	set_cgroup_path src
 	HOST_DIR="$(test_tmpdir host)"
 	echo host-secret >"$HOST_DIR/canary"
