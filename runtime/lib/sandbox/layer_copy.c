@@ -114,6 +114,10 @@ struct link {
 
 struct copy {
   const struct brig_idmaps *from, *to;
+  dev_t dev;         /* the source layer's file system: never left */
+  uid_t fsuid;       /* what a new inode gets: the new range's root */
+  gid_t fsgid;
+  bool inherit_gid;  /* the new upper is set-group-ID: new inodes take its group */
   int dst_root;
   struct frame *stack;
   size_t depth;
@@ -187,9 +191,13 @@ copy_xattrs (struct copy *c, int src, int dst, brig_error *err)
   return 0;
 }
 
-/* Owner, mode (after the owner: chown clears set-id bits), xattrs, times. */
+/* Owner, mode (after the owner: chown clears set-id bits), xattrs, times.
+ * made_with_mode: dst was created with the permission bits already (umask
+ * 0): only set-id and sticky bits need a chmod. A file of the new range's
+ * root (most of a layer) needs no chown. */
 static int
-copy_attrs (struct copy *c, int src, int dst, const struct stat *st, brig_error *err)
+copy_attrs (struct copy *c, int src, int dst, const struct stat *st, bool made_with_mode,
+            brig_error *err)
 {
   struct timespec t[2] = { st->st_atim, st->st_mtim };
   uid_t uid;
@@ -197,7 +205,8 @@ copy_attrs (struct copy *c, int src, int dst, const struct stat *st, brig_error 
 
   if (owner (c, st, &uid, &gid) < 0)
     return fail (c, err, EOVERFLOW, "translate the owner of");
-  if (fchown (dst, uid, gid) < 0 || fchmod (dst, st->st_mode & 07777) < 0)
+  if (((uid != c->fsuid || gid != c->fsgid || c->inherit_gid) && fchown (dst, uid, gid) < 0)
+      || ((!made_with_mode || (st->st_mode & 07000)) && fchmod (dst, st->st_mode & 07777) < 0))
     return fail (c, err, errno, "set the owner and mode of");
   if (copy_xattrs (c, src, dst, err) < 0)
     return -1;
@@ -206,51 +215,75 @@ copy_attrs (struct copy *c, int src, int dst, const struct stat *st, brig_error 
   return 0;
 }
 
+/* [from, to) of in at the same offsets of out, whose file offset is *at
+ * (sendfile writes there). 0, 1 when in shrank meanwhile, or -errno. */
+static int
+copy_extent (struct copy *c, int in, int out, off_t from, off_t to, off_t *at)
+{
+  while (from < to)
+    {
+      off_t o_in = from, o_out = from;
+      ssize_t n = -1;
+      if (!c->splice)
+        {
+          n = copy_file_range (in, &o_in, out, &o_out, (size_t) (to - from), 0);
+          /* between two tmpfs instances: EXDEV (no reflink, no splice) */
+          if (n < 0 && (errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL
+                        || errno == ENOSYS))
+            c->splice = true;
+        }
+      if (c->splice)
+        {
+          o_in = from;
+          if (*at != from && lseek (out, from, SEEK_SET) < 0)
+            return -errno;
+          *at = from;
+          n = sendfile (out, in, &o_in, (size_t) (to - from));
+          if (n > 0)
+            *at += n;
+        }
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        return 1;
+      from += n;
+    }
+  return 0;
+}
+
 /* The data extents of in, at their offsets; what lies between stays a
  * hole. Never more than the size lstat saw. */
 static int
-copy_data (struct copy *c, int in, int out, off_t size)
+copy_data (struct copy *c, int in, int out, const struct stat *st)
 {
-  off_t pos = 0;
+  off_t pos = 0, at = 0, size = st->st_size;
+  int r = 0;
 
-  while (pos < size)
-    {
-      off_t data = lseek (in, pos, SEEK_DATA), hole;
-      if (data < 0 && errno == ENXIO)
-        break;
-      if (data < 0)
-        data = pos;
-      if (data >= size)
-        break;
-      hole = lseek (in, data, SEEK_HOLE);
-      if (hole < 0 || hole > size)
-        hole = size;
-      while (data < hole)
-        {
-          off_t o_in = data, o_out = data;
-          ssize_t n = -1;
-          if (!c->splice)
-            {
-              n = copy_file_range (in, &o_in, out, &o_out, (size_t) (hole - data), 0);
-              if (n < 0 && (errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL
-                            || errno == ENOSYS))
-                c->splice = true;
-            }
-          if (c->splice)
-            {
-              o_in = data;
-              n = lseek (out, data, SEEK_SET) < 0
-                    ? -1 : sendfile (out, in, &o_in, (size_t) (hole - data));
-            }
-          if (n < 0)
-            return -errno;
-          if (n == 0)
-            return ftruncate (out, size) < 0 ? -errno : 0; /* shrank meanwhile */
-          data += n;
-        }
-      pos = hole;
-    }
-  return ftruncate (out, size) < 0 ? -errno : 0;
+  /* no hole to keep: one extent, no lseek */
+  if ((off_t) st->st_blocks * 512 >= size)
+    r = copy_extent (c, in, out, 0, size, &at);
+  else
+    while (r == 0 && pos < size)
+      {
+        off_t data = lseek (in, pos, SEEK_DATA), hole;
+        if (data < 0 && errno == ENXIO)
+          break;
+        if (data < 0)
+          data = pos;
+        if (data >= size)
+          break;
+        hole = lseek (in, data, SEEK_HOLE);
+        if (hole < 0 || hole > size)
+          hole = size;
+        r = copy_extent (c, in, out, data, hole, &at);
+        pos = hole;
+      }
+  if (r < 0)
+    return r;
+  /* the holes at the end, or what shrank meanwhile */
+  if (at != size && ftruncate (out, size) < 0)
+    return -errno;
+  return 0;
 }
 
 /* Open addressing on (dev, ino): the tenant chose how many links there
@@ -303,12 +336,13 @@ copy_regular (struct copy *c, int sdir, int ddir, const char *name, const struct
     return fail (c, err, errno, "open");
   if (now.st_dev != st->st_dev || now.st_ino != st->st_ino)
     return fail (c, err, ESTALE, "open (it changed while being copied)");
-  out = openat (ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  out = openat (ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                now.st_mode & 0777);
   if (out < 0)
     return fail (c, err, errno, "create");
-  if ((r = copy_data (c, in, out, now.st_size)) < 0)
+  if ((r = copy_data (c, in, out, &now)) < 0)
     return fail (c, err, -r, "copy");
-  return copy_attrs (c, in, out, &now, err);
+  return copy_attrs (c, in, out, &now, true, err);
 }
 
 /* Symlinks, whiteouts, fifos: made again, never opened. */
@@ -380,6 +414,9 @@ copy_entry (struct copy *c, const char *name, brig_error *err)
   path_set (c, at, name);
   if (fstatat (sdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : fail (c, err, errno, "stat");
+  /* a mount on the way (in the namespace the source's fd belongs to) */
+  if (st.st_dev != c->dev)
+    return fail (c, err, EXDEV, "copy (another file system is mounted there)");
   if (S_ISDIR (st.st_mode))
     return push_dir (c, sdir, f->dst, name, &st, at + (at ? 1 : 0) + strlen (name), err);
   if (st.st_nlink > 1 && (l = link_find (c, &st)) != NULL)
@@ -416,7 +453,7 @@ pop_dir (struct copy *c, brig_error *err)
   int r;
 
   c->path[f->path_len] = '\0';
-  r = copy_attrs (c, dirfd (f->dir), f->dst, &f->st, err);
+  r = copy_attrs (c, dirfd (f->dir), f->dst, &f->st, false, err);
   closedir (f->dir);
   close (f->dst);
   c->depth--;
@@ -429,7 +466,7 @@ pop_dir (struct copy *c, brig_error *err)
  * permitted set gives back (reading every file of the source, chown to
  * any mapped id, the whiteouts' mknod). */
 static int
-become_copier (const struct brig_idmaps *to, brig_error *err)
+become_copier (struct copy *c, const struct brig_idmaps *to, brig_error *err)
 {
   static const struct brig_idmap_line identity = { 0, 0, 1 };
   struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -443,6 +480,10 @@ become_copier (const struct brig_idmaps *to, brig_error *err)
     return brig_error_say (err, EOVERFLOW, "the new container's user namespace maps no root");
   setfsgid (gid);
   setfsuid (uid);
+  c->fsuid = uid;
+  c->fsgid = gid;
+  /* new inodes get the source's permission bits as they are */
+  umask (0);
   if (syscall (SYS_capget, &h, d) < 0)
     return brig_error_errno (err, "capget");
   d[0].effective = d[0].permitted;
@@ -495,12 +536,13 @@ brig_layer_copy (int src, int dst, const struct brig_idmaps *from,
   c->dst_root = -1;
   c->path = xmalloc0 (c->path_cap = 256);
   c->stack = xmalloc0 (BRIG_LAYER_COPY_MAX_DEPTH * sizeof *c->stack);
-  r = become_copier (to, err);
+  r = become_copier (c, to, err);
   if (r == 0)
     {
       c->dst_root = openat (dst, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       in = openat (src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (c->dst_root < 0 || in < 0)
+      struct stat root;
+      if (c->dst_root < 0 || in < 0 || fstat (c->dst_root, &root) < 0)
         r = brig_error_errno (err, "open the layers' upper directories");
       else
         {
@@ -510,6 +552,8 @@ brig_layer_copy (int src, int dst, const struct brig_idmaps *from,
             r = brig_error_errno (err, "open the source layer");
           else
             {
+              c->dev = st.st_dev;
+              c->inherit_gid = (root.st_mode & S_ISGID) != 0;
               in = -1;
               c->stack[c->depth++] = (struct frame) {
                 d, fcntl (c->dst_root, F_DUPFD_CLOEXEC, 0), st, 0 };
