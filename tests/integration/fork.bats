@@ -265,3 +265,39 @@ only_source() {
 	[ ! -e "$ROOT/src/fork.freezing" ]
 	source_running
 }
+
+@test "fork: a paused SOURCE is forked as it is and stays paused" {
+	run_detached src
+	brig exec src sh -c 'echo paused-state >/p'
+	brig pause src
+	run brig fork src f1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(brig state src | jq -r .status)" = paused ]
+	[ ! -e "$ROOT/src/fork.freezing" ]
+	brig start f1
+	[ "$(brig exec f1 cat /p)" = paused-state ]
+	brig resume src
+	source_running
+}
+
+@test "fork: a claimed pool member (brig's pid 1 in hold) forks into containers of their own" {
+	local id
+	update_config '.annotations["run.brig.init"] = "hold"'
+	brig pool fill p --bundle "$BUNDLE" --size 1
+	id="$(brig pool claim p)"
+	brig exec "$id" sh -c 'echo tenant-a >/x'
+	run brig fork "$id" f1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	brig start f1
+	[ "$(brig exec f1 cat /x)" = tenant-a ]
+	brig exec f1 sh -c 'echo fork >/x'
+	[ "$(brig exec "$id" cat /x)" = tenant-a ]
+	# not a member of the pool: its own cgroup, no tenancy record
+	run brig pool status p
+	echo "$output"
+	! grep -q f1 <<<"$output" || false
+	[ ! -e "$ROOT/f1/tenancy" ]
+	brig pool release "$id" >/dev/null
+}
