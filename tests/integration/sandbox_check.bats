@@ -85,6 +85,7 @@ RULE_FIXTURES=(
 	'egress-allow-metadata' '.annotations["run.brig.egress.allow"] = "169.254.0.0/16"'
 	'egress-allow-private' '.annotations["run.brig.egress.allow"] = "[::ffff:10.0.0.1]:443"'
 	'egress-allow-policy' '.annotations["run.brig.egress.allow"] = "198.51.100.0/24"'
+	'rootfs-owner-unmapped' '.root.readonly = false | .root.path = "/"'
 )
 
 # The node policy of the egress-allow-policy fixture (a global option).
@@ -119,6 +120,25 @@ POLICY_FOR_RULE='{"profile":"sandbox","egress":{"allow":["203.0.113.0/24"]}}'
 		covered+="$id"$'\n'
 	done
 	[ "$(sort <<<"${covered%$'\n'}" | tr '\n' ' ')" = "$listed" ]
+}
+
+@test "check: rootfs-owner-unmapped fires for a writable root-owned root in a user namespace, not with the layer or a mapped owner" {
+	rm "$BUNDLE/config.json"
+	brig spec --sandbox --bundle "$BUNDLE"
+	update_config '.root.readonly = false'
+	run brig check --bundle "$BUNDLE" --format json --fail-on info
+	echo "$output"
+	jq -e '[.findings[] | select(.rule == "rootfs-owner-unmapped" and .path == "root.path"
+		and (.message | contains("host uid 0")) and .severity == "low")] | length == 1' <<<"$output"
+	# the ephemeral layer idmaps its lower from the owner: no finding
+	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true"'
+	run brig check --bundle "$BUNDLE" --format json --fail-on info
+	jq -e '[.findings[] | select(.rule == "rootfs-owner-unmapped")] | length == 0' <<<"$output"
+	# an owner the mapping covers: none either
+	update_config 'del(.annotations["run.brig.rootfs.ephemeral"])'
+	chown 1879048192:1879048192 "$BUNDLE/rootfs"
+	run brig check --bundle "$BUNDLE" --format json --fail-on info
+	jq -e '[.findings[] | select(.rule == "rootfs-owner-unmapped")] | length == 0' <<<"$output"
 }
 
 @test "check: near misses do not trigger (allowed values of each guidance)" {

@@ -281,6 +281,52 @@ manifest() {
 	assert_no_leftovers sbe
 }
 
+@test "ephemeral: a root-owned bundle: container root writes anywhere, owners read 0, the bundle stays" {
+	local before after
+	# the usual bundle: owned by host root, which the sandbox's user
+	# namespace does not map (container root is an auto range)
+	[ "$(stat -c %u "$BUNDLE/rootfs/etc/passwd")" = 0 ]
+	before="$(manifest)"
+	rm "$BUNDLE/config.json"
+	brig spec --sandbox --ephemeral --bundle "$BUNDLE"
+	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME\" |
+		.process.args = [\"sh\", \"-c\", \"echo hi >/x && echo a >>/etc/passwd && echo wrote; stat -c %u / /etc/passwd /bin/busybox; cat /proc/self/mountinfo\"]"
+	run brig run rootowned
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = wrote ]
+	[ "${lines[1]}" = 0 ]
+	[ "${lines[2]}" = 0 ]
+	[ "${lines[3]}" = 0 ]
+	# the idmapped lower is in no mount table the tenant can see: only the
+	# overlay stands for the bundle
+	[[ "$output" != *ext4* && "$output" != *idmapped* ]]
+	after="$(manifest)"
+	[ "$before" = "$after" ]
+	assert_no_leftovers rootowned
+}
+
+@test "ephemeral: a tenant with CAP_SYS_ADMIN in its user namespace cannot reach the bundle" {
+	local before after
+	need_built "$CONFINE_TOOLS/ro_breaker"
+	cp "$CONFINE_TOOLS/ro_breaker" "$BUNDLE/rootfs/bin/ro_breaker"
+	before="$(manifest)"
+	rm "$BUNDLE/config.json"
+	brig spec --sandbox --ephemeral --bundle "$BUNDLE"
+	update_config ".linux.cgroupsPath = \"/$TEST_CGROUP_PARENT/$CGROUP_NAME\" | del(.linux.seccomp) |
+		.process.capabilities = {\"bounding\": [\"CAP_SYS_ADMIN\"], \"effective\": [\"CAP_SYS_ADMIN\"], \"permitted\": [\"CAP_SYS_ADMIN\"]} |
+		.process.args = [\"sh\", \"-c\", \"for m in \$(cut -d\\\" \\\" -f5 /proc/self/mountinfo); do mount -o remount,bind,rw \$m 2>/dev/null; echo x >\$m/.pwn 2>/dev/null; done;
+			ro_breaker / pwn; umount -l / 2>/dev/null; echo y >/pwn2; ls -a / | grep -c lower; echo end\"]"
+	run brig run capadmin
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "done"
+	assert_contains "$output" "end"
+	after="$(manifest)"
+	[ "$before" = "$after" ]
+	assert_no_leftovers capadmin
+}
+
 @test "ephemeral: restore refuses the layer by name (criu would write the bundle)" {
 	update_config '.process.terminal = false'
 	local img

@@ -167,12 +167,19 @@ readme_pool_lines() {
 	update_config '.process.args = ["sh", "-c", "kill -9 $$"]'
 	run brig run r2 </dev/null
 	[ "$status" -eq 137 ]
-	# an exec error of the child reaches run
+	# an exec error of the child reaches run (found at the lookup, and one
+	# only execve sees: a file without a #! line)
 	update_config '.process.args = ["/nonexistent"]'
 	run brig run r3 </dev/null
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"/nonexistent"* ]]
+	printf 'garbage\n' >"$BUNDLE/rootfs/noexec" && chmod 755 "$BUNDLE/rootfs/noexec"
+	update_config '.process.args = ["/noexec"]'
+	run brig run r5 </dev/null
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"exec /noexec: "* ]]
 	update_config '.annotations["run.brig.init"] = "yes" | .process.args = ["true"]'
 	run brig run r4 </dev/null
 	echo "$output"

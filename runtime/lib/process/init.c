@@ -340,8 +340,11 @@ init_become (struct init_state *s, struct brig_process *pr, brig_error *err)
     return r;
   if (pr->p == NULL)
     return brig_error_say (err, EINVAL, "config.json has no process to start");
+  /* the answer channel: start's connection, or run's sync socket (its
+   * EOF marks the execve) */
   if (s->mode != BRIG_INIT_EXEC)
-    brig_reaper_run (pr, s->mode, s->start_fd, s->upper_fd);
+    brig_reaper_run (pr, s->mode, s->parent_listens ? s->a->sync_fd : s->start_fd,
+                     s->upper_fd);
   return brig_process_exec (pr, err);
 }
 

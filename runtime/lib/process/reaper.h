@@ -30,7 +30,8 @@ enum brig_init_mode {
 int brig_init_mode_parse (const oci_map *annotations, enum brig_init_mode *mode, brig_error *err);
 
 /* The end of the init in mode CHILD or HOLD, in place of brig_process_exec
- * (pr is become's; start_fd the connection of `start`, or -1; upper_fd the
+ * (pr is become's; start_fd the connection of `start` or run's sync socket,
+ * where the child's execve error goes, or -1; upper_fd the
  * layer's upper directory to keep, or -1). Never returns. */
 _Noreturn void brig_reaper_run (struct brig_process *pr, enum brig_init_mode mode, int start_fd,
                                 int upper_fd);

@@ -523,10 +523,11 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     }
   if ((prop & MS_SHARED || !(prop & MS_REC)) && (r = make_parent_private (c.rootfs, err)) < 0)
     goto out;
-  if (opts && opts->rootfs_tree >= 0)
+  if (opts && opts->rootfs_tree >= 0 && !opts->layer.mount)
     {
       /* an extension's idmapped tree: the files as the container's own
-       * id range sees them, in place of the self-bind (and under a layer) */
+       * id range sees them, in place of the self-bind (a layer attaches it
+       * itself, under its own tmpfs) */
       _cleanup_close_ int at = open (c.rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (at < 0 || (r = brig_move_mount_to_fd (opts->rootfs_tree, at)) < 0)
         {
@@ -539,8 +540,8 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
     {
       /* The layer is the new root's mount, as the self-bind would be;
        * every config mount below lands on top of it. */
-      r = opts->layer.mount (opts->layer.data, c.rootfs, opts->userns, opts->layer_upper_out,
-                             opts->seed.fill ? &opts->seed : NULL, err);
+      r = opts->layer.mount (opts->layer.data, c.rootfs, opts->userns, opts->rootfs_tree,
+                             opts->layer_upper_out, opts->seed.fill ? &opts->seed : NULL, err);
       if (r < 0)
         goto out;
     }

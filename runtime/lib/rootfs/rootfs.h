@@ -16,13 +16,15 @@
 
 /* A layer the init mounts over root.path in place of its self-bind (an
  * extension's, container/extension.h),
- * with the rootfs's host path; mount NULL: none. upper_out: NULL, or
- * where it leaves an O_PATH fd of its upper directory when it has one of
- * its own in the container's mount namespace (else -1). seed: NULL, or
- * what fills the upper before the layer is mounted (brig fork). */
+ * with the rootfs's host path; mount NULL: none. tree: the extension's
+ * detached tree of the rootfs (brig_rootfs_opts.rootfs_tree) for the layer
+ * to attach as it needs, or -1. upper_out: NULL, or where it leaves an
+ * O_PATH fd of its upper directory when it has one of its own in the
+ * container's mount namespace (else -1). seed: NULL, or what fills the
+ * upper before the layer is mounted (brig fork). */
 struct brig_layer_seed;
 struct brig_root_layer {
-  int (*mount) (const void *data, const char *rootfs, bool userns, int *upper_out,
+  int (*mount) (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
                 const struct brig_layer_seed *seed, brig_error *err);
   const void *data;
 };

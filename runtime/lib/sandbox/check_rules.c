@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "process/groups.h"
@@ -560,6 +561,45 @@ rule_egress (const oci_config *cfg, struct brig_check_report *rep)
          "\"%s\" is not none, public or allowlist", v);
 }
 
+/* Whether id lies in the host side of one of the mappings. */
+static bool
+id_mapped (const oci_id_mapping *m, size_t n, uint32_t id)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= m[i].host_id && (uint64_t) id < (uint64_t) m[i].host_id + m[i].size)
+      return true;
+  return false;
+}
+
+/* A writable root in a new user namespace whose owner (as the bundle's
+ * root.path shows it, when the report has the bundle) the mapping does not
+ * cover, and no ephemeral layer to idmap it: container root cannot write
+ * it. Only what stat shows is judged; nothing is said of a root not seen. */
+static void
+rule_rootfs_owner (const oci_config *cfg, struct brig_check_report *rep)
+{
+  const oci_linux *l = cfg->linux;
+  const char *eph = oci_map_get (cfg->annotations, BRIG_EPHEMERAL_KEY);
+  size_t idx;
+  const oci_namespace *ns = find_ns (l, "user", &idx);
+  _cleanup_free_ char *path = NULL;
+  struct stat st;
+
+  if (l == NULL || ns == NULL || (ns->path && *ns->path) || l->uid_mappings_len == 0 || cfg->root == NULL
+      || cfg->root->readonly || (eph && strcmp (eph, "true") == 0))
+    return;
+  if (cfg->root->path && cfg->root->path[0] == '/')
+    path = xstrdup (cfg->root->path);
+  else if (rep->bundle)
+    path = xasprintf ("%s/%s", rep->bundle, cfg->root->path ? cfg->root->path : "rootfs");
+  if (path == NULL || stat (path, &st) < 0)
+    return;
+  if (!id_mapped (l->uid_mappings, l->uid_mappings_len, st.st_uid))
+    ADD (rep, R_ROOTFS_OWNER_UNMAPPED, RULE_SEV (R_ROOTFS_OWNER_UNMAPPED), xstrdup ("root.path"),
+         "the rootfs is owned by host uid %u, which the user namespace does not map: container "
+         "root cannot write it (Permission denied)", (unsigned) st.st_uid);
+}
+
 void
 check_run_rules (const oci_config *cfg, struct brig_check_report *rep)
 {
@@ -592,4 +632,5 @@ check_run_rules (const oci_config *cfg, struct brig_check_report *rep)
   rule_limits (cfg, rep);
   rule_egress (cfg, rep);
   check_rule_egress_allow (cfg, rep);
+  rule_rootfs_owner (cfg, rep);
 }

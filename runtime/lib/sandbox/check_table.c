@@ -169,6 +169,10 @@ const struct brig_check_rule brig_check_rules[R_COUNT] = {
     "the node policy's egress section",
     "the node operator limits what a container may allow itself (a pod author sets run.brig.* annotations): this reaches beyond that",
     "allow only what the node policy's egress.allow admits" },
+  [R_ROOTFS_OWNER_UNMAPPED] = { "rootfs-owner-unmapped", BRIG_SEV_LOW, B,
+    "brig issue #24; runtime-spec config-linux.md User namespace mappings",
+    "the rootfs is owned by host ids the user namespace does not map: its files read as the overflow id, and container root cannot write its writable root (Permission denied)",
+    "add run.brig.rootfs.ephemeral=true (its lower layer is idmapped from the image's owner), or map the owner, or chown the bundle to the mapping's host ids" },
 };
 const size_t brig_check_rules_count = R_COUNT;
 const struct brig_check_rule *const check_rule_not_checked = &brig_check_rules[R_NOT_CHECKED];

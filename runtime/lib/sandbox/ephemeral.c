@@ -20,6 +20,7 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/pod.h"
 #include "utils.h"
@@ -161,15 +162,30 @@ brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
   return 0;
 }
 
+/* The host's overflow uid (what stat shows for an id the user namespace
+ * does not map). */
+static uid_t
+overflow_uid (void)
+{
+  _cleanup_free_ char *text = NULL;
+  uid_t id = 65534;
+
+  if (brig_read_file_at (AT_FDCWD, "/proc/sys/kernel/overflowuid", &text, NULL, NULL) == 0)
+    id = (uid_t) strtoul (text, NULL, 10);
+  return id;
+}
+
 /* The merged root takes the upper directory's owner and mode: give it the
  * bundle root's, so "/" looks as the image made it. In a user namespace
- * the image's owner may be unmapped: then it stays container root's. */
+ * the image's owner may be unmapped (it reads as the overflow id, which
+ * the namespace maps to nobody): then it stays container root's. */
 static int
 make_upper_like (int layer, const struct stat *lower, bool tmpfs, brig_error *err)
 {
   if (tmpfs && (mkdirat (layer, "upper", 0755) < 0 || mkdirat (layer, "work", 0700) < 0))
     return brig_error_errno (err, "create the ephemeral layer's directories");
-  if (fchownat (layer, "upper", lower->st_uid, lower->st_gid, AT_SYMLINK_NOFOLLOW) < 0
+  if (lower->st_uid != overflow_uid ()
+      && fchownat (layer, "upper", lower->st_uid, lower->st_gid, AT_SYMLINK_NOFOLLOW) < 0
       && errno != EINVAL && errno != EPERM)
     return brig_error_errno (err, "chown the ephemeral layer");
   if (fchmodat (layer, "upper", lower->st_mode & 07777, 0) < 0)
@@ -189,9 +205,76 @@ seed_upper (int layer, const struct brig_layer_seed *seed, brig_error *err)
   return seed->fill (seed->arg, upper, err);
 }
 
+/* A tmpfs of size bytes over rootfs, its fd in *layer. */
+static int
+layer_tmpfs (const char *rootfs, uint64_t size, int *layer, brig_error *err)
+{
+  /* nr_inodes: empty files cost kernel memory the size does not count;
+   * one per KiB of the size. */
+  uint64_t inodes = size / 1024 < 1024 ? 1024 : size / 1024;
+  _cleanup_free_ char *opts = xasprintf ("size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=0755",
+                                         size, inodes);
+
+  if (mount ("tmpfs", rootfs, "tmpfs", 0, opts) < 0)
+    return brig_error_errno (err, "mount the ephemeral layer's tmpfs");
+  *layer = open (rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*layer < 0)
+    return brig_error_errno (err, "open the ephemeral layer");
+  return 0;
+}
+
+/* The idmapped tree (an extension's, made by the parent) attached at
+ * LAYER/lower, inside the layer's own tmpfs: the overlay takes only
+ * layers mounted in the caller's mount namespace. Its fd in *lower. */
+static int
+attach_lower (int layer, int tree, int *lower, brig_error *err)
+{
+  int r;
+
+  if (mkdirat (layer, "lower", 0700) < 0)
+    return brig_error_errno (err, "create the ephemeral layer's lower directory");
+  r = brig_move_mount_at (tree, layer, "lower");
+  if (r < 0)
+    return brig_error_set (err, -r, "attach the idmapped rootfs in the ephemeral layer");
+  *lower = openat (layer, "lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*lower < 0)
+    return brig_error_errno (err, "open the ephemeral layer's lower directory");
+  return 0;
+}
+
+/* Once the overlay holds its private clone of the lower: out of every
+ * mount namespace, so nobody (a tenant with CAP_SYS_ADMIN in its user
+ * namespace) can remount it writable and write the bundle through it. */
+static int
+detach_lower (int layer, int *lower, brig_error *err)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/self/fd/%d/lower", layer);
+
+  close (brig_steal_fd (*lower));
+  if (umount2 (path, MNT_DETACH) < 0)
+    return brig_error_errno (err, "detach the ephemeral layer's lower tree");
+  if (unlinkat (layer, "lower", AT_REMOVEDIR) < 0)
+    return brig_error_errno (err, "remove the ephemeral layer's lower directory");
+  return 0;
+}
+
+/* The lower layer when there is no tree to attach: root.path's directory
+ * itself, held before anything covers it (named through the fd: no
+ * escaping of a path with commas or colons in the mount options). */
+static int
+open_lower (const char *rootfs, int tree, int *lower, brig_error *err)
+{
+  if (tree >= 0)
+    return 0;
+  *lower = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (*lower < 0)
+    return brig_error_errno (err, "open the rootfs %s", rootfs);
+  return 0;
+}
+
 int
 brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                      bool userns, int *upper_out, const struct brig_layer_seed *seed,
+                      bool userns, int tree, int *upper_out, const struct brig_layer_seed *seed,
                       brig_error *err)
 {
   _cleanup_close_ int lower = -1, layer = -1;
@@ -199,29 +282,20 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const 
   struct stat st;
   int r;
 
-  /* Held before anything covers root.path: the overlay's lower layer is
-   * the bundle's directory itself, named through this fd (no escaping of
-   * a path with commas or colons in the mount options). */
-  lower = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (lower < 0 || fstat (lower, &st) < 0)
-    return brig_error_errno (err, "open the rootfs %s", rootfs);
+  if (tree >= 0 && e->mode != BRIG_EPHEMERAL_TMPFS)
+    return brig_error_say (err, EINVAL, "the ephemeral disk layer takes no idmapped rootfs");
+  if ((r = open_lower (rootfs, tree, &lower, err)) < 0)
+    return r;
   if (e->mode == BRIG_EPHEMERAL_TMPFS)
-    {
-      /* nr_inodes: empty files cost kernel memory the size does not
-       * count; one per KiB of the size. */
-      uint64_t inodes = e->size / 1024 < 1024 ? 1024 : e->size / 1024;
-      _cleanup_free_ char *opts = xasprintf ("size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=0755",
-                                             e->size, inodes);
-      if (mount ("tmpfs", rootfs, "tmpfs", 0, opts) < 0)
-        return brig_error_errno (err, "mount the ephemeral layer's tmpfs");
-      layer = open (rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    }
+    r = layer_tmpfs (rootfs, e->size, &layer, err);
   else if (disk_dir == NULL)
     return brig_error_say (err, EINVAL, "the ephemeral disk layer has no directory");
-  else
-    layer = open (disk_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (layer < 0)
-    return brig_error_errno (err, "open the ephemeral layer %s", disk_dir ? disk_dir : "tmpfs");
+  else if ((layer = open (disk_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    return brig_error_errno (err, "open the ephemeral layer %s", disk_dir);
+  if (r < 0 || (tree >= 0 && (r = attach_lower (layer, tree, &lower, err)) < 0))
+    return r;
+  if (fstat (lower, &st) < 0)
+    return brig_error_errno (err, "stat the rootfs %s", rootfs);
   r = make_upper_like (layer, &st, e->mode == BRIG_EPHEMERAL_TMPFS, err);
   if (r < 0)
     return r;
@@ -242,6 +316,8 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const 
       return brig_error_errno (err, "annotation %s: mount the overlay on %s", BRIG_EPHEMERAL_KEY,
                                rootfs);
     }
+  if (tree >= 0 && (r = detach_lower (layer, &lower, err)) < 0)
+    return r;
   /* for brig's pid 1, which keeps it for `brig fork` (the tenant's own
    * tmpfs, in no mount namespace's path once the overlay covers it) */
   if (upper_out && e->mode == BRIG_EPHEMERAL_TMPFS)
@@ -250,6 +326,30 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const 
       if (*upper_out < 0)
         return brig_error_errno (err, "open the ephemeral layer's upper directory");
     }
+  return 0;
+}
+
+int
+brig_ephemeral_mount_locked (const char *rootfs, bool userns, int tree, brig_error *err)
+{
+  _cleanup_close_ int lower = -1, layer = -1;
+  _cleanup_free_ char *data = NULL;
+  int r;
+
+  /* The layer only holds the empty second lower (overlayfs wants two
+   * lowers without an upper) and, for a moment, the idmapped tree. */
+  if ((r = open_lower (rootfs, tree, &lower, err)) < 0
+      || (r = layer_tmpfs (rootfs, 4096, &layer, err)) < 0
+      || (tree >= 0 && (r = attach_lower (layer, tree, &lower, err)) < 0))
+    return r;
+  if (mkdirat (layer, "empty", 0755) < 0)
+    return brig_error_errno (err, "create the read-only layer's empty directory");
+  data = xasprintf ("lowerdir=/proc/self/fd/%d:/proc/self/fd/%d/empty%s", lower, layer,
+                    userns ? ",userxattr" : "");
+  if (mount ("overlay", rootfs, "overlay", MS_RDONLY, data) < 0)
+    return brig_error_errno (err, "root.readonly: mount the read-only overlay on %s", rootfs);
+  if (tree >= 0 && (r = detach_lower (layer, &lower, err)) < 0)
+    return r;
   return 0;
 }
 

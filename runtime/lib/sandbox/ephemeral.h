@@ -45,12 +45,31 @@ int brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
  * fresh tmpfs or disk_dir's upper/work (disk_dir is opened here: overlayfs
  * takes only layers mounted in the caller's mount namespace, not an fd
  * from the parent's). userns: the init runs in a new user namespace
- * (user.* xattrs, kernel >= 5.11). upper_out: NULL, or where an O_PATH
- * fd of the tmpfs layer's upper directory goes (-1 for the disk layer,
- * which is the host's). */
+ * (user.* xattrs, kernel >= 5.11). tree: the parent's idmapped tree of
+ * the rootfs (brig_ephemeral_lower_tree), attached inside the tmpfs layer
+ * as the lower and detached right after the overlay mount; -1: the rootfs
+ * itself. upper_out: NULL, or where an O_PATH fd of the tmpfs layer's upper
+ * directory goes (-1 for the disk layer, which is the host's). */
 int brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                          bool userns, int *upper_out, const struct brig_layer_seed *seed,
-                          brig_error *err);
+                          bool userns, int tree, int *upper_out,
+                          const struct brig_layer_seed *seed, brig_error *err);
+
+/* In the init, for a read-only root that must stay read-only against a
+ * tenant with CAP_SYS_ADMIN in its user namespace: an overlay of the
+ * rootfs (or tree, as above) without an upper layer over rootfs, read-only
+ * in its superblock (no remount, bind or mount_setattr makes it writable),
+ * its lower in no mount namespace. */
+int brig_ephemeral_mount_locked (const char *rootfs, bool userns, int tree, brig_error *err);
+
+/* In the parent: *tree = a detached, read-only tree of rootfs idmapped from
+ * the block of 65536 host ids that owns it (st_uid & ~0xffff) to the ids
+ * of container 0.. (cfg's mappings, after auto moved them), when the
+ * container's mapping does not cover that owner; auto: its disk mapping
+ * (b5's tree) when it does. -1 when none is needed. */
+int brig_ephemeral_lower_tree (const char *rootfs, const oci_config *cfg,
+                               const oci_id_mapping *disk_u, size_t ndisk_u,
+                               const oci_id_mapping *disk_g, size_t ndisk_g, int *tree,
+                               brig_error *err);
 
 /* Remove the disk layer STATE/ephemeral under dirfd, never following a
  * symlink the tenant left in it. 0 when there is none. */

@@ -260,12 +260,23 @@ sandbox_create_cgroup (const struct brig_ext_create_info *info, struct brig_ext_
 /* In the init: the overlay is the new root's mount, as the self-bind would
  * be; every config mount below lands on top of it. */
 static int
-mount_ephemeral (const void *data, const char *rootfs, bool userns, int *upper_out,
+mount_ephemeral (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
                  const struct brig_layer_seed *seed, brig_error *err)
 {
   const struct brig_ext_create *x = data;
-  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, upper_out, seed,
-                               err);
+  return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, tree, upper_out,
+                               seed, err);
+}
+
+/* In the init: a read-only root locked in its superblock (ephemeral.h). */
+static int
+mount_locked (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
+              const struct brig_layer_seed *seed, brig_error *err)
+{
+  (void) data;
+  (void) upper_out;
+  (void) seed; /* no upper to fill: brig fork needs an ephemeral root */
+  return brig_ephemeral_mount_locked (rootfs, userns, tree, err);
 }
 
 static int
@@ -273,14 +284,31 @@ sandbox_create_rootfs (const struct brig_ext_create_info *info, struct brig_ext_
                        int *tree, struct brig_root_layer *layer, brig_error *err)
 {
   unsigned long newf = info->ns->new_flags;
+  bool own = (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS);
+  /* A read-only root of a container a reset hands to other tenants (a
+   * pool member): a tenant with CAP_SYS_ADMIN in its user namespace could
+   * remount a bind of the bundle writable (the mount is made in its
+   * namespace, so the kernel locks none of its flags); an overlay without
+   * an upper layer is read-only in its superblock. */
+  bool locked = own && x->reset_opt_in && info->cfg->root && info->cfg->root->readonly
+                && x->ephemeral.mode == BRIG_EPHEMERAL_OFF;
 
-  if (x->ephemeral.mode != BRIG_EPHEMERAL_OFF)
+  if (x->ephemeral.mode != BRIG_EPHEMERAL_OFF || locked)
     {
-      layer->mount = mount_ephemeral;
+      layer->mount = locked ? mount_locked : mount_ephemeral;
       layer->data = x;
     }
+  /* The ephemeral lower as container root must see it to write its root:
+   * idmapped from the owner of root.path (ephemeral_lower.c), attached by
+   * the layer. (A locked read-only root keeps what it had: auto's tree
+   * below, attached by the layer, or root.path itself.) */
+  if (own && x->ephemeral.mode == BRIG_EPHEMERAL_TMPFS)
+    return brig_ephemeral_lower_tree (info->rootfs, info->cfg,
+                                      x->userns_auto ? x->userns.uid : NULL, x->userns.nuid,
+                                      x->userns_auto ? x->userns.gid : NULL, x->userns.ngid,
+                                      tree, err);
   /* run.brig.userns=auto: the rootfs as the container's range sees it */
-  if (x->userns_auto && (newf & CLONE_NEWUSER) && (newf & CLONE_NEWNS))
+  if (x->userns_auto && own)
     {
       int fd = brig_userns_auto_rootfs_tree (info->rootfs, &x->userns, err);
       if (fd < 0)
