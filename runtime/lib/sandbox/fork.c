@@ -242,6 +242,9 @@ worker_main (const struct brig_context *ctx, struct worker *w, struct worker *al
   brig_error e = { 0 };
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
 
+  /* The NEW's init (brig's pid 1 may keep its pages for the container's
+   * life) must not map the results of every worker. */
+  madvise (all[0].slot, n * sizeof (struct slot), MADV_DONTFORK);
   /* Only its own ends: the NEW's init is a clone of this process. */
   for (size_t i = 0; i < n; i++)
     {
