@@ -301,3 +301,37 @@ only_source() {
 	[ ! -e "$ROOT/f1/tenancy" ]
 	brig pool release "$id" >/dev/null
 }
+
+@test "fork: a fork SIGKILLed while SOURCE is frozen leaves the marker; the next command on SOURCE thaws it" {
+	local try fpid killed=0 f i
+	run_detached src
+	# enough to copy that the freeze lasts a while: 4 x 32 MiB
+	brig exec src sh -c 'for i in 1 2 3 4 5 6 7 8; do head -c 4194304 /dev/urandom >/f$i; done'
+	for try in 1 2 3 4 5; do
+		"$BRIG" --root "$ROOT" fork src f1 f2 f3 f4 </dev/null >"$BUNDLE/fork.out" 2>&1 &
+		fpid=$!
+		# the marker is written right before the freeze
+		while kill -0 "$fpid" 2>/dev/null; do
+			if [ -e "$ROOT/src/fork.freezing" ]; then
+				kill -KILL "$fpid"
+				break
+			fi
+		done
+		wait "$fpid" || true
+		for i in $(seq 50); do cgroup_frozen && break; sleep 0.02; done
+		if [ -e "$ROOT/src/fork.freezing" ] && cgroup_frozen; then
+			killed=1
+			break
+		fi
+		# finished before it was seen, or killed before its freeze: again
+		cat "$BUNDLE/fork.out"
+		brig exec src true
+		for f in f1 f2 f3 f4; do brig delete -f "$f" 2>/dev/null || true; done
+	done
+	[ "$killed" = 1 ]
+	# left frozen, with the record naming the dead fork: the next command
+	# that takes SOURCE's lock thaws it
+	brig exec src true
+	[ ! -e "$ROOT/src/fork.freezing" ]
+	source_running
+}
