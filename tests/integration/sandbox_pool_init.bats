@@ -96,6 +96,32 @@ readme_pool_lines() {
 	brig exec "$id" /true
 }
 
+@test "init: claim never hands out a member whose process exited: it is released and claim says why" {
+	local avail
+	# the config's process as pid 1 (explicit false), one that exits at
+	# once; the poststart hook gives it the time to, before the hand-out
+	update_config '.annotations["run.brig.rootfs.ephemeral"] = "true" |
+		.annotations["run.brig.init"] = "false" | .process.args = ["true"] |
+		.hooks.poststart = [{"path": "/bin/sleep", "args": ["sleep", "0.5"]}]'
+	brig pool fill ex --bundle "$BUNDLE" --size 2
+	local out rc=0 err
+	out="$(brig pool claim ex 2>"$BUNDLE/claim.err")" || rc=$?
+	err="$(cat "$BUNDLE/claim.err")"
+	echo "out: $out"
+	echo "err: $err"
+	[ "$rc" -eq 1 ]
+	[ -z "$out" ]
+	[[ "$err" == *"its process exited at once"*"run.brig.init=hold"* ]]
+	# released (reset, available again), not lost
+	avail="$(brig pool status ex --format json | jq -c '[.counts.available, .counts.claimed, .counts.total]')"
+	[ "$avail" = '[2,0,2]' ]
+	# fill's default (hold) serves the same bundle
+	update_config 'del(.annotations["run.brig.init"])'
+	brig pool drain ex
+	brig pool fill ex --bundle "$BUNDLE" --size 1
+	[ "$(brig state "$(brig pool claim ex)" | jq -r .status)" = running ]
+}
+
 @test "init: brig's pid 1 from inside: scrubbed, non-dumpable, filtered, unkillable from inside; it keeps the upper layer" {
 	local pid out
 	need_built "$CONFINE_TOOLS/fd_thief"
@@ -127,6 +153,12 @@ readme_pool_lines() {
 	[[ "$out" != *"$ROOT"* && "$out" != *"$BUNDLE"* ]]
 	# still pid 1 after a SIGKILL from inside
 	[ "$(tail -n1 <<<"$out")" = brig-init ]
+	# brig's binary behind pid 1 is out of reach (CVE-2019-5736): neither
+	# run through /proc/1/exe nor as a #! interpreter
+	run brig exec h1 sh -c '/proc/1/exe --version; echo rc=$?;
+		printf "#!/proc/1/exe\\n" >/tmp/s; chmod +x /tmp/s; /tmp/s; echo rc=$?'
+	echo "$output"
+	[[ "$output" != *"rc=0"* && "$output" != *brig* ]]
 	# pidfd_getfd (ptrace rights) on pid 1 from inside: refused
 	run brig exec h1 fd_thief 1
 	echo "$output"

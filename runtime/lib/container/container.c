@@ -177,15 +177,6 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
     brig_sync_msg_clear (&m);
   }
 
-  /* A claim hands out a running member only: the EOF came at the
-   * process's execve, which may have exited at once (pool.h). */
-  if (claim && c->pidfd >= 0 && poll (&(struct pollfd) { .fd = c->pidfd, .events = POLLIN }, 1, 0) > 0)
-    {
-      brig_notify_close (&notify);
-      return brig_error_say (err, ECHILD, "its process exited at once: a pool member needs a "
-                             "process that keeps running (run.brig.init=hold, pool fill's "
-                             "default, runs none and waits for exec)");
-    }
   cfg = config_if_hooks (c, "poststart");
   if (cfg)
     {
@@ -203,6 +194,16 @@ start_common (const struct brig_context *ctx, const char *id, bool claim, brig_e
           brig_notify_close (&notify);
           return r;
         }
+    }
+  /* A claim hands out a running member only: the EOF came at the
+   * process's execve, which may have exited at once (pool.h); looked at
+   * last, after the poststart hooks, right before the hand-out. */
+  if (claim && c->pidfd >= 0 && poll (&(struct pollfd) { .fd = c->pidfd, .events = POLLIN }, 1, 0) > 0)
+    {
+      brig_notify_close (&notify);
+      return brig_error_say (err, ECHILD, "its process exited at once: a pool member needs a "
+                             "process that keeps running (run.brig.init=hold, pool fill's "
+                             "default, runs none and waits for exec)");
     }
   /* As runc: start returns once the process said READY=1 (or exited). */
   brig_notify_relay (&notify, c->st.pid, c->pidfd);

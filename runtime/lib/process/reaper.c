@@ -11,9 +11,10 @@
  *   true: fork the config's process (it unblocks, takes a process group and
  *   the terminal's foreground, loads the config's filter, execve's);
  *   close every fd but the layer's upper directory (kept at fd
- *   BRIG_REAPER_UPPER_FD for `brig fork`), the start connection included
- *   (its EOF, or the child's execve error, is start's answer);
- *   no_new_privs and a filter of its own that leaves it six syscalls;
+ *   BRIG_REAPER_UPPER_FD for `brig fork`) and the start connection;
+ *   no_new_privs and a filter of its own that leaves it seven syscalls
+ *   (an error loading it goes to start); close the start connection (its
+ *   EOF, or the child's execve error, is start's answer);
  *   loop: reap every child, forward signals, exit with the child's code or
  *   128+signal (true).
  *
@@ -111,6 +112,7 @@ load_own_filter (void)
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
     ALLOW (__NR_rt_sigtimedwait), ALLOW (__NR_wait4), ALLOW (__NR_kill),
     ALLOW (__NR_exit_group), ALLOW (__NR_exit), ALLOW (__NR_restart_syscall),
+    ALLOW (__NR_close),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
   };
 # undef ALLOW
@@ -148,24 +150,28 @@ run_child (struct brig_process *pr, int start_fd, int upper_fd)
 }
 
 /* Every fd closed but the upper directory's, which moves to
- * BRIG_REAPER_UPPER_FD. */
+ * BRIG_REAPER_UPPER_FD, and *start_fd, which moves above it. */
 static void
-close_all_but (int upper_fd)
+close_all_but (int upper_fd, int *start_fd)
 {
-  if (upper_fd >= 0 && upper_fd != BRIG_REAPER_UPPER_FD)
+  const unsigned up = BRIG_REAPER_UPPER_FD;
+  int s = *start_fd;
+
+  if (s >= 0 && (unsigned) s <= up)
+    s = fcntl (s, F_DUPFD_CLOEXEC, (int) up + 1);
+  if (upper_fd >= 0 && (unsigned) upper_fd != up
+      && dup3 (upper_fd, (int) up, O_CLOEXEC) < 0)
+    upper_fd = -1;
+  syscall (SYS_close_range, 0U, upper_fd >= 0 ? up - 1 : up, 0U);
+  if (s < 0)
+    syscall (SYS_close_range, up + 1, ~0U, 0U);
+  else
     {
-      if (dup3 (upper_fd, BRIG_REAPER_UPPER_FD, O_CLOEXEC) < 0)
-        upper_fd = -1;
-      else
-        upper_fd = BRIG_REAPER_UPPER_FD;
+      if ((unsigned) s > up + 1)
+        syscall (SYS_close_range, up + 1, (unsigned) s - 1, 0U);
+      syscall (SYS_close_range, (unsigned) s + 1, ~0U, 0U);
     }
-  if (upper_fd < 0)
-    {
-      syscall (SYS_close_range, 0U, ~0U, 0U);
-      return;
-    }
-  syscall (SYS_close_range, 0U, (unsigned) BRIG_REAPER_UPPER_FD - 1, 0U);
-  syscall (SYS_close_range, (unsigned) BRIG_REAPER_UPPER_FD + 1, ~0U, 0U);
+  *start_fd = s;
 }
 
 /* Reap whatever exited; the child's status when it was among them. */
@@ -218,11 +224,21 @@ brig_reaper_run (struct brig_process *pr, enum brig_init_mode mode, int start_fd
           _exit (127);
         }
     }
-  /* The start connection goes with the rest: its EOF (or the child's
-   * execve error first) is start's answer. */
-  close_all_but (upper_fd);
-  if (load_own_filter () < 0)
-    _exit (127);
+  close_all_but (upper_fd, &start_fd);
+  int r = load_own_filter ();
+  if (r < 0)
+    {
+      brig_error err = { 0 };
+      brig_error_set (&err, -r, "run.brig.init: load pid 1's seccomp filter (the config's "
+                      "filter must allow prctl and seccomp)");
+      if (start_fd >= 0)
+        brig_sync_send_error (start_fd, &err);
+      _exit (127);
+    }
+  /* The start connection last: its EOF (or the child's execve error
+   * first) is start's answer. */
+  if (start_fd >= 0)
+    close (start_fd);
   for (;;)
     {
       siginfo_t si;

@@ -546,9 +546,12 @@ claim_exited (const struct brig_context *ctx, struct pool *p, const char *id, br
   struct brig_reset_report rep;
   brig_error e = { 0 };
 
-  brig_error_set (err, ECHILD, "pool \"%s\": member %s: %s", p->name, id,
+  brig_error_say (err, ECHILD, "pool \"%s\": member %s: %s", p->name, id,
                   why->msg ? why->msg : "its process exited at once");
   brig_error_clear (why);
+  /* the new init of the release's reset must not inherit the pool's fds
+   * (its lock would hold off drain): release opens the pool itself */
+  pool_close (p);
   if (brig_pool_release (ctx, id, &rep, &e) < 0)
     brig_warn ("pool \"%s\": release member %s: %s", p->name, id, e.msg ? e.msg : "failed");
   brig_error_clear (&e);
