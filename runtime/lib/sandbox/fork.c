@@ -150,79 +150,118 @@ open_source_upper (const struct fork_source *s, brig_error *err)
   return fd;
 }
 
-/* The copy, in a child placed in the NEW's cgroups: its pages are charged
- * to the NEW, and the layer's size= bounds it. */
-static int
-copy_in_helper (const struct worker *w, int upper, pid_t init, brig_cgroup *cg,
-                brig_error *err)
-{
-  struct brig_idmaps *to = xmalloc0 (sizeof *to);
-  int pfd[2], status, r;
-  char msg[2048];
-  ssize_t n;
+/* The copy's helper: a child placed in the NEW's memory cgroup (its pages
+ * are charged to the NEW, and the layer's size= bounds it), made and
+ * placed before SOURCE is frozen (the cgroup move waits for an RCU grace
+ * period on a v1 host), which copies when told. */
+struct helper {
   pid_t pid;
+  int go;   /* -> helper: 'G' */
+  int res;  /* <- helper: 'r' (ready), then an int code and a message */
+};
 
-  r = brig_idmaps_read (init, to, err);
-  if (r < 0 || pipe2 (pfd, O_CLOEXEC) < 0)
-    {
-      free (to);
-      return r < 0 ? r : brig_error_errno (err, "pipe");
-    }
-  pid = fork ();
-  if (pid == 0)
-    {
-      brig_error e = { 0 };
-      int src = -1;
-      close (pfd[0]);
-      r = cg ? brig_cgroup_enter_memory (cg, getpid (), &e) : 0;
-      if (r == 0 && (src = open_source_upper (w->src, &e)) >= 0)
-        r = brig_layer_copy (src, upper, &w->src->maps, to, &e);
-      else if (r == 0)
-        r = src;
-      if (r < 0)
-        {
-          if (write (pfd[1], &e.code, sizeof e.code) < 0
-              || write (pfd[1], e.msg ? e.msg : "", e.msg ? strlen (e.msg) : 0) < 0)
-            _exit (2);
-        }
-      _exit (r < 0 ? 1 : 0);
-    }
-  close (pfd[1]);
-  free (to);
-  if (pid < 0)
-    {
-      close (pfd[0]);
-      return brig_error_errno (err, "fork");
-    }
-  {
-    int code = 0;
-    n = read (pfd[0], &code, sizeof code);
-    r = n == (ssize_t) sizeof code ? code : 0;
-    n = read (pfd[0], msg, sizeof msg - 1);
-    msg[n > 0 ? n : 0] = '\0';
-  }
-  close (pfd[0]);
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+static void
+helper_main (const struct worker *w, int upper, const struct brig_idmaps *to, brig_cgroup *cg,
+             int go, int res)
+{
+  brig_error e = { 0 };
+  char b = 0;
+  int r = cg ? brig_cgroup_enter_memory (cg, getpid (), &e) : 0, src = -1;
+
+  if (r == 0 && (src = open_source_upper (w->src, &e)) < 0)
+    r = src;
+  if (write (res, r == 0 ? "r" : "e", 1) != 1)
+    _exit (2);
+  if (r == 0 && (read (go, &b, 1) != 1 || b != 'G'))
+    _exit (3);
+  if (r == 0)
+    r = brig_layer_copy (src, upper, &w->src->maps, to, &e);
+  if (write (res, &e.code, sizeof e.code) < 0
+      || write (res, e.msg ? e.msg : "", e.msg ? strlen (e.msg) : 0) < 0)
+    _exit (2);
+  _exit (r < 0 ? 1 : 0);
+}
+
+/* The helper's result: 0, or its error. */
+static int
+helper_wait (struct helper *h, brig_error *err)
+{
+  char msg[2048];
+  int code = 0, status = 0;
+  ssize_t n;
+
+  /* first: a helper still waiting for its go reads EOF and exits */
+  close (h->go);
+  if (read (h->res, &code, sizeof code) != (ssize_t) sizeof code)
+    code = 0;
+  n = read (h->res, msg, sizeof msg - 1);
+  msg[n > 0 ? n : 0] = '\0';
+  close (h->res);
+  while (waitpid (h->pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
-  return brig_error_set_raw (err, r ? r : EIO, msg[0] ? msg : "the copy failed");
+  return brig_error_set_raw (err, code ? code : EIO, msg[0] ? msg : "the copy failed");
 }
 
-/* container.h's seed: say so, wait for SOURCE to be frozen, copy. */
+static int
+helper_start (const struct worker *w, int upper, pid_t init, brig_cgroup *cg, struct helper *h,
+              brig_error *err)
+{
+  struct brig_idmaps *to = xmalloc0 (sizeof *to);
+  int go[2] = { -1, -1 }, res[2] = { -1, -1 }, r;
+  char b = 0;
+
+  r = brig_idmaps_read (init, to, err);
+  if (r == 0 && (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (res, O_CLOEXEC) < 0))
+    r = brig_error_errno (err, "pipe");
+  if (r == 0 && (h->pid = fork ()) == 0)
+    {
+      close (go[1]);
+      close (res[0]);
+      helper_main (w, upper, to, cg, go[0], res[1]);
+    }
+  free (to);
+  if (r == 0 && h->pid < 0)
+    r = brig_error_errno (err, "fork");
+  close (go[0]);
+  close (res[1]);
+  h->go = go[1];
+  h->res = res[0];
+  if (r < 0)
+    {
+      close (h->go);
+      close (h->res);
+      return r;
+    }
+  /* placed, and SOURCE's upper open: ready to copy */
+  if (read (h->res, &b, 1) == 1 && b == 'r')
+    return 0;
+  return helper_wait (h, err);
+}
+
+/* container.h's seed: the helper ready, say so, wait for SOURCE to be
+ * frozen, copy. */
 static int
 fork_seed (int upper, pid_t init, brig_cgroup *cg, void *data, brig_error *err)
 {
   const struct worker *w = data;
+  struct helper h;
   char go = 0;
-  int r;
+  int r = helper_start (w, upper, init, cg, &h, err);
 
+  if (r < 0)
+    return brig_error_wrap (err, "copy the layer of \"%s\"", w->src->id);
   w->slot->ready_ms = brig_mono_ms_f () - w->t0;
   if (write (w->up[1], "R", 1) != 1 || read (w->down[0], &go, 1) != 1 || go != 'G')
-    return brig_error_say (err, ECANCELED, "fork of \"%s\" given up (SOURCE was not frozen)",
-                           w->src->id);
+    {
+      helper_wait (&h, NULL); /* EOF on its go: it exits */
+      return brig_error_say (err, ECANCELED, "fork of \"%s\" given up (SOURCE was not frozen)",
+                             w->src->id);
+    }
   w->slot->go_ms = brig_mono_ms_f () - w->t0;
-  r = copy_in_helper (w, upper, init, cg, err);
+  r = write (h.go, "G", 1) == 1 ? helper_wait (&h, err)
+                                 : (helper_wait (&h, NULL), brig_error_errno (err, "copy"));
   w->slot->copied_ms = brig_mono_ms_f () - w->t0;
   if (write (w->up[1], r == 0 ? "C" : "E", 1) != 1 && r == 0)
     r = brig_error_errno (err, "tell brig fork");
