@@ -34,6 +34,7 @@ const struct brig_command brig_commands[] = {
   { "check", "report how far a config.json is from a boundary (rules, severities)", cmd_check },
   { "pool", "warm containers: fill, claim, release (reset), status, drain", cmd_pool },
   { "serve", "serve the pools to the e2b SDK over HTTP (docs/serve.md)", cmd_serve },
+  { "fork", "new containers from a running one's config and files (frozen copy)", cmd_fork },
   { "spec", "write a default config.json into a bundle", cmd_spec },
   { "features", "print the features this build supports (JSON)", cmd_features },
   { "version", "print the version and the compiled-in features", cmd_version },
@@ -95,7 +96,7 @@ places_process_in_container (const struct brig_command *cmd, const char *sub)
 #endif
   /* reset clones a new init, as create does */
   return cmd->run == cmd_create || cmd->run == cmd_run || cmd->run == cmd_exec
-         || cmd->run == cmd_reset;
+         || cmd->run == cmd_reset || cmd->run == cmd_fork;
 }
 
 static int

@@ -1,6 +1,6 @@
 /* The brig binary's ELF entry point, before glibc's own (_start).
  *
- * create, run, exec, reset and pool fill/release put a brig process into a
+ * create, run, exec, reset, fork and pool fill/release put a brig process into a
  * container, so they must run from a file the container cannot write: a
  * detached read-only mount of the binary (CVE-2019-5736; runtime/lib/
  * selfexe.c). main() re-executes itself that way, which meant glibc's
@@ -130,7 +130,7 @@ wants_reexec (char **argv)
   if (argv[i] == NULL)
     return 0;
   if (streq (argv[i], "create") || streq (argv[i], "run") || streq (argv[i], "exec")
-      || streq (argv[i], "reset"))
+      || streq (argv[i], "reset") || streq (argv[i], "fork"))
     return 1;
   return streq (argv[i], "pool") && argv[i + 1]
          && (streq (argv[i + 1], "fill") || streq (argv[i + 1], "release"));

@@ -86,6 +86,7 @@ int cmd_check (struct brig_globals *g, int argc, char **argv);
  * server (serve.c). */
 int cmd_serve (struct brig_globals *g, int argc, char **argv);
 int cmd_pool (struct brig_globals *g, int argc, char **argv);
+int cmd_fork (struct brig_globals *g, int argc, char **argv);
 
 /* Print the version block (brig version X, spec, features). */
 void cli_print_version (void);

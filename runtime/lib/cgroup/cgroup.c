@@ -121,6 +121,18 @@ brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err)
   return cg->ops->enter (cg, pid, err);
 }
 
+int
+brig_cgroup_enter_memory (brig_cgroup *cg, pid_t pid, brig_error *err)
+{
+  /* One hierarchy: on a v1 host each cgroup.procs write waits for an RCU
+   * grace period (~20 ms here), and only the memory charge matters. */
+  const char *d = brig_cgroup_v1_dir (cg, "memory");
+
+  if (d == NULL)
+    d = brig_cgroup_unified_dir (cg);
+  return d ? brig_cgroup_writef (d, "cgroup.procs", err, "%d", (int) pid) : 0;
+}
+
 char *
 brig_cgroup_freeze_file (brig_cgroup *cg)
 {

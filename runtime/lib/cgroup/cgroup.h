@@ -118,6 +118,11 @@ int brig_cgroup_clone_fd (brig_cgroup *cg);
 /* Move pid into the cgroup (every hierarchy). */
 int brig_cgroup_enter (brig_cgroup *cg, pid_t pid, brig_error *err);
 
+/* Move pid into the cgroup's memory accounting only (the v1 memory
+ * hierarchy, else the v2 cgroup): for a short-lived helper whose writes the
+ * container pays for (brig fork's copy). 0 without either. */
+int brig_cgroup_enter_memory (brig_cgroup *cg, pid_t pid, brig_error *err);
+
 /* A child joining its cgroup itself (cgroupfs manager, v1 or hybrid host,
  * not rootless): writing "0" to a v1 hierarchy's `tasks` file moves the
  * writing thread without the kernel's global cgroup_threadgroup_rwsem,

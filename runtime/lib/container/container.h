@@ -6,11 +6,13 @@
 #define BRIG_CONTAINER_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "context.h"
 #include "error.h"
 
 struct oci_config;
+struct brig_cgroup;
 
 struct brig_create_opts {
   const char *id;
@@ -27,6 +29,13 @@ struct brig_create_opts {
    * pool gives each member its own cgroup and the reset opt-in). */
   int (*edit_config) (struct oci_config *cfg, void *data, brig_error *err);
   void *edit_data;
+  /* NULL, or called (in create, before the init mounts its root layer)
+   * with an O_PATH fd of the layer's empty upper directory, the init's
+   * pid (its id maps written), the cgroup it is in (or NULL) and seed_data,
+   * to fill it (brig fork); the config must have a root layer
+   * (run.brig.rootfs.ephemeral). Plain create never sets it. */
+  int (*seed) (int upper, pid_t init, struct brig_cgroup *cg, void *data, brig_error *err);
+  void *seed_data;
 };
 
 /* `create`: everything up to the init waiting on the exec socket; writes the

@@ -28,6 +28,8 @@ struct brig_ext_create;
 struct brig_ext_state;
 /* ... and of one exec. */
 struct brig_ext_exec;
+/* A loaded container (container/state.h). */
+struct brig_container;
 
 /* What the core shows an extension of a create, filled as it goes. */
 struct brig_ext_create_info {
@@ -123,6 +125,13 @@ struct brig_extension {
   int (*restore_begin) (const struct brig_context *ctx, const oci_config *cfg, const char *dir,
                         brig_error *err);
   int (*restore_check) (const oci_config *cfg, brig_error *err);
+
+  /* ---- any command that locks a container ---- */
+
+  /* The container's lock was taken (exclusive or shared) and its state
+   * read: may undo what a command that died under the lock left (brig
+   * fork's freeze). */
+  void (*lock_taken) (const struct brig_context *ctx, struct brig_container *c);
 };
 
 /* The registered extension, or NULL (the plain runtime). */

@@ -198,6 +198,7 @@ spawn_plan (struct create_ctx *c, struct spawn *sp, int exec_fd, int child_conso
   a->new_userns = (newf & CLONE_NEWUSER) || c->ns.join_fd[BRIG_NS_USER] >= 0;
   a->made_userns = (newf & CLONE_NEWUSER) != 0;
   a->hook_sync = brig_hooks_before_process (c->cfg->hooks);
+  a->layer_seed = c->o->seed != NULL;
   a->new_netns = (newf & CLONE_NEWNET) != 0;
   sp->netdevs = c->cfg->linux && c->cfg->linux->net_devices_len > 0;
   a->seccomp_early = c->seccomp && c->cfg->process && !c->cfg->process->no_new_privileges;
@@ -365,6 +366,14 @@ run_create_hooks (struct create_ctx *c, brig_error *err)
   return 0;
 }
 
+/* LAYER_SEED: the caller fills the new layer (brig fork). */
+static int
+seed_layer (void *arg, int upper, brig_error *err)
+{
+  struct create_ctx *c = arg;
+  return c->o->seed (upper, c->pid, c->cg, c->o->seed_data, err);
+}
+
 /* While the init builds its root: the final state, staged for one rename
  * once the init is ready; the init line beside the cgroup record; then
  * HANDOVER: the init may outlive us from now on (until now the kernel
@@ -432,6 +441,8 @@ create_spawn_init (struct create_ctx *c, int exec_fd, int child_console, brig_er
     return r;
   if (sp.a.netdev_sync
       && (r = brig_hs_parent_netdev (c->sync_fd, c->cfg->linux, c->pid, &c->netdevs, err)) < 0)
+    return r;
+  if (sp.a.layer_seed && (r = brig_hs_parent_layer_seed (c->sync_fd, seed_layer, c, err)) < 0)
     return r;
   if (sp.a.hook_sync && (r = run_create_hooks (c, err)) < 0)
     return r;

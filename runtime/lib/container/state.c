@@ -504,6 +504,8 @@ load_common (const struct brig_context *ctx, const char *id, enum brig_lock lock
     }
   if (r < 0)
     return r;
+  if (lock != BRIG_LOCK_NONE && BRIG_EXT_HOOK (lock_taken))
+    brig_ext->lock_taken (ctx, c);
   brig_container_refresh (c);
   /* No pid yet: create wrote its first state (so that the cgroup of a
    * killed create can still be found) and holds the lock until the init

@@ -310,6 +310,45 @@ brig_hs_parent_expect (int sock, uint32_t type, const oci_config *cfg, const cha
   return r;
 }
 
+/* ---- LAYER_SEED: the root layer's upper, filled by brig (brig fork) ---- */
+
+int
+brig_hs_init_layer_seed (void *arg, int upper, brig_error *err)
+{
+  struct brig_hs_init *h = arg;
+  struct brig_sync_msg m = { .fd = -1 };
+  int r;
+
+  /* GO may still be on its way (the init mounts while it is placed): take
+   * it first, so that SEED_DONE is the next message; and the pages the
+   * parent writes into the layer are then charged to the container. */
+  if ((r = brig_hs_init_placed (h, err)) < 0)
+    return r;
+  if (brig_sync_send (h->sock, BRIG_SYNC_LAYER_SEED, 0, NULL, 0, upper) < 0)
+    return brig_error_errno (err, "hand the ephemeral layer to brig");
+  init_expect (h, BRIG_SYNC_SEED_DONE, &m, err);
+  brig_sync_msg_clear (&m);
+  return 0;
+}
+
+int
+brig_hs_parent_layer_seed (int sock, int (*fill) (void *arg, int upper, brig_error *err),
+                           void *arg, brig_error *err)
+{
+  struct brig_sync_msg m = { .fd = -1 };
+  int r = brig_sync_expect (sock, BRIG_SYNC_LAYER_SEED, &m, err);
+
+  if (r == 0 && m.fd < 0)
+    r = brig_error_say (err, EPROTO, "container init: no ephemeral layer to seed (the "
+                        "config has no run.brig.rootfs.ephemeral)");
+  if (r == 0)
+    r = fill (arg, m.fd, err);
+  brig_sync_msg_clear (&m);
+  if (r == 0 && brig_sync_send (sock, BRIG_SYNC_SEED_DONE, 0, NULL, 0, -1) < 0)
+    r = brig_error_errno (err, "answer the container init");
+  return r;
+}
+
 /* ---- HOOKS: prestart and createRuntime, run by brig ---- */
 
 void

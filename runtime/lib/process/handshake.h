@@ -11,6 +11,7 @@
  *   parent places the init in its cgroup [, moves netDevices] -> GO
  *   [init forks the real init: INIT_PID -> parent -> GO]
  *   [init NETDEV -> parent moves linux.netDevices -> NETDEV_DONE]
+ *   [init LAYER_SEED (upper fd) -> parent fills it (brig fork) -> SEED_DONE]
  *   [init MOUNT_SOURCE i -> parent opens mounts[i].source -> MOUNT_SOURCE_FD]
  *   [init HOOKS -> parent runs prestart, createRuntime -> HOOKS_DONE (state)]
  *   parent records the init -> HANDOVER (unasked; taken wherever it arrives)
@@ -56,6 +57,9 @@ enum brig_hs_type {
   BRIG_SYNC_START,        /* start/claim -> init, first on the exec socket's
                              connection: data: "k=v\0k=v\0..." added to the
                              process's environment (empty: nothing) */
+  BRIG_SYNC_LAYER_SEED,   /* C->P: fd: O_PATH fd of the root layer's upper
+                             directory, made and not yet in use: fill it */
+  BRIG_SYNC_SEED_DONE,    /* P->C: filled: mount the layer */
 };
 
 /* ---- the init's end ---- */
@@ -93,6 +97,11 @@ void brig_hs_init_netdev (struct brig_hs_init *h, brig_error *err);
  * with brig's rights. The fd (O_CLOEXEC), or -errno with err set. */
 int brig_hs_init_mount_source (void *h, size_t i, brig_error *err);
 
+/* brig_layer_seed's fill (arg: h): placed first (GO), then the upper
+ * directory goes to the parent, which fills it (brig fork's copy) before
+ * SEED_DONE. 0, or exits when the parent gave up. */
+int brig_hs_init_layer_seed (void *h, int upper, brig_error *err);
+
 /* The rootfs is prepared: the parent runs prestart and createRuntime; the
  * state while creating (*creating) and once created (*created, inside the
  * same allocation) come back for the init's own hooks. */
@@ -126,6 +135,12 @@ int brig_hs_parent_netdev (int sock, const oci_linux *lx, pid_t pid, brig_netdev
  * meanwhile (rootfs/source.c). */
 int brig_hs_parent_expect (int sock, uint32_t type, const oci_config *cfg, const char *bundle,
                            pid_t pid, brig_error *err);
+
+/* [LAYER_SEED] take the init's upper directory, call fill (arg) on it and
+ * answer SEED_DONE; a failed fill is returned (the init is killed by the
+ * caller's cleanup). */
+int brig_hs_parent_layer_seed (int sock, int (*fill) (void *arg, int upper, brig_error *err),
+                               void *arg, brig_error *err);
 
 /* [HOOKS] the hooks ran: hand the init the state while creating and once
  * created. */

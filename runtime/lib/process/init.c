@@ -412,6 +412,8 @@ run_init (struct init_state *s, struct brig_process *pr, brig_error *err)
                                  .cgroup_barrier = brig_hs_init_placed, .barrier_arg = &s->hs,
                                  .open_source = a->new_userns ? brig_hs_init_mount_source : NULL,
                                  .layer = a->root_layer,
+                                 .seed = { a->layer_seed ? brig_hs_init_layer_seed : NULL,
+                                           &s->hs },
                                  .rootfs_tree = a->rootfs_tree };
   _cleanup_close_ int rootfd = -1;
   __attribute__ ((cleanup (brig_rootfs_procfs_clear))) struct brig_rootfs_procfs procfs

@@ -56,6 +56,8 @@ struct brig_init_args {
   bool seccomp_early;
   struct brig_root_layer root_layer; /* an extension's layer over root.path
                                         (brig_rootfs_opts.layer), or none */
+  bool layer_seed;             /* the parent fills the layer before it is
+                                  mounted (LAYER_SEED, brig fork) */
   int rootfs_tree;             /* an extension's idmapped rootfs
                                   (brig_rootfs_opts.rootfs_tree), or -1 */
 };

@@ -541,9 +541,17 @@ rootfs_prepare (const oci_config *cfg, const char *rootfs,
       /* The layer is the new root's mount, as the self-bind would be;
        * every config mount below lands on top of it. */
       r = opts->layer.mount (opts->layer.data, c.rootfs, opts->userns, opts->rootfs_tree,
-                             opts->layer_upper_out, err);
+                             opts->layer_upper_out, opts->seed.fill ? &opts->seed : NULL, err);
       if (r < 0)
         goto out;
+    }
+  else if (opts && opts->seed.fill)
+    {
+      /* asked to seed a layer the config does not have: the fill says so */
+      r = opts->seed.fill (opts->seed.arg, -1, err);
+      if (r == 0)
+        r = brig_error_say (err, EINVAL, "no root layer to seed");
+      goto out;
     }
   else if ((opts == NULL || opts->rootfs_tree < 0)
            && mount (c.rootfs, c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)

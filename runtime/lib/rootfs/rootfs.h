@@ -20,11 +20,22 @@
  * detached tree of the rootfs (brig_rootfs_opts.rootfs_tree) for the layer
  * to attach as it needs, or -1. upper_out: NULL, or where it leaves an
  * O_PATH fd of its upper directory when it has one of its own in the
- * container's mount namespace (else -1). */
+ * container's mount namespace (else -1). seed: NULL, or what fills the
+ * upper before the layer is mounted (brig fork). */
+struct brig_layer_seed;
 struct brig_root_layer {
   int (*mount) (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
-                brig_error *err);
+                const struct brig_layer_seed *seed, brig_error *err);
   const void *data;
+};
+
+/* What fills a new layer's upper directory before the layer is mounted
+ * (brig fork); fill NULL: nothing, the layer starts empty. A layer's mount
+ * calls fill with an O_PATH fd of its upper once made (the fd stays its
+ * own). */
+struct brig_layer_seed {
+  int (*fill) (void *arg, int upper, brig_error *err);
+  void *arg;
 };
 
 /* The config's readonlyPaths and maskedPaths under /proc mapped into every
@@ -62,6 +73,8 @@ struct brig_rootfs_opts {
   struct brig_root_layer layer;
   int *layer_upper_out;  /* NULL, or the layer's upper_out (brig's pid 1
                             keeps it, process/reaper.h) */
+  /* What fills the layer before it is mounted (brig fork), or none. */
+  struct brig_layer_seed seed;
   /* NULL, or where rootfs_prepare leaves its O_PATH fd of the rootfs once
    * every mount is in place (the caller closes it; rootfs_pivot and
    * rootfs_finalize take it instead of opening the root again). */

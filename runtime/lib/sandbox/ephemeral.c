@@ -193,6 +193,18 @@ make_upper_like (int layer, const struct stat *lower, bool tmpfs, brig_error *er
   return 0;
 }
 
+/* brig fork: the upper is filled from outside while nothing uses it
+ * (overlayfs does not allow changes to an upper it has mounted). */
+static int
+seed_upper (int layer, const struct brig_layer_seed *seed, brig_error *err)
+{
+  _cleanup_close_ int upper = openat (layer, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW
+                                      | O_CLOEXEC);
+  if (upper < 0)
+    return brig_error_errno (err, "open the ephemeral layer's upper directory");
+  return seed->fill (seed->arg, upper, err);
+}
+
 /* A tmpfs of size bytes over rootfs, its fd in *layer. */
 static int
 layer_tmpfs (const char *rootfs, uint64_t size, int *layer, brig_error *err)
@@ -262,7 +274,8 @@ open_lower (const char *rootfs, int tree, int *lower, brig_error *err)
 
 int
 brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                      bool userns, int tree, int *upper_out, brig_error *err)
+                      bool userns, int tree, int *upper_out, const struct brig_layer_seed *seed,
+                      brig_error *err)
 {
   _cleanup_close_ int lower = -1, layer = -1;
   _cleanup_free_ char *data = NULL;
@@ -285,6 +298,8 @@ brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const 
     return brig_error_errno (err, "stat the rootfs %s", rootfs);
   r = make_upper_like (layer, &st, e->mode == BRIG_EPHEMERAL_TMPFS, err);
   if (r < 0)
+    return r;
+  if (seed && (r = seed_upper (layer, seed, err)) < 0)
     return r;
   /* In a user namespace overlayfs may only keep its metadata in user.*
    * xattrs (userxattr, kernel >= 5.11); trusted.* needs the host's root. */

@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "ocispec.h"
+#include "rootfs/rootfs.h"
 
 #define BRIG_EPHEMERAL_KEY "run.brig.rootfs.ephemeral"
 #define BRIG_EPHEMERAL_SIZE_KEY "run.brig.rootfs.ephemeral.size"
@@ -50,7 +51,8 @@ int brig_ephemeral_make_disk (int dirfd, const oci_config *cfg, brig_error *err)
  * itself. upper_out: NULL, or where an O_PATH fd of the tmpfs layer's upper
  * directory goes (-1 for the disk layer, which is the host's). */
 int brig_ephemeral_mount (const char *rootfs, const struct brig_ephemeral *e, const char *disk_dir,
-                          bool userns, int tree, int *upper_out, brig_error *err);
+                          bool userns, int tree, int *upper_out,
+                          const struct brig_layer_seed *seed, brig_error *err);
 
 /* In the init, for a read-only root that must stay read-only against a
  * tenant with CAP_SYS_ADMIN in its user namespace: an overlay of the

@@ -19,6 +19,7 @@
 #include "process/reaper.h"
 #include "sandbox/ephemeral.h"
 #include "sandbox/extension.h"
+#include "sandbox/fork.h"
 #include "sandbox/pod.h"
 #include "sandbox/reset_internal.h"
 #include "sandbox/spec_sandbox.h"
@@ -261,20 +262,21 @@ sandbox_create_cgroup (const struct brig_ext_create_info *info, struct brig_ext_
  * be; every config mount below lands on top of it. */
 static int
 mount_ephemeral (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
-                 brig_error *err)
+                 const struct brig_layer_seed *seed, brig_error *err)
 {
   const struct brig_ext_create *x = data;
   return brig_ephemeral_mount (rootfs, &x->ephemeral, x->ephemeral_dir, userns, tree, upper_out,
-                               err);
+                               seed, err);
 }
 
 /* In the init: a read-only root locked in its superblock (ephemeral.h). */
 static int
 mount_locked (const void *data, const char *rootfs, bool userns, int tree, int *upper_out,
-              brig_error *err)
+              const struct brig_layer_seed *seed, brig_error *err)
 {
   (void) data;
   (void) upper_out;
+  (void) seed; /* no upper to fill: brig fork needs an ephemeral root */
   return brig_ephemeral_mount_locked (rootfs, userns, tree, err);
 }
 
@@ -546,6 +548,7 @@ const struct brig_extension brig_sandbox_extension = {
   .update_check = sandbox_update_check,
   .restore_begin = sandbox_restore_begin,
   .restore_check = sandbox_restore_check,
+  .lock_taken = brig_fork_recover_freeze,
 };
 
 /* ---- above the core: brig features and brig spec --sandbox ---- */
