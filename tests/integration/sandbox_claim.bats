@@ -418,6 +418,11 @@ claim_refused() {
 	[ "$status" -eq 1 ]
 	echo "$output" | grep '"check":"egress.policy"' | jq -e '.ok == false' >/dev/null
 	assert_contains "$output" "brig_egress_v4"
-	# never handed out again
-	[ "$(brig pool status p --format json | jq -r .counts.total)" = 0 ]
+	# never handed out again: the member is deleted and a new one takes its
+	# place (the pool keeps its size), and status counts the failure
+	run brig pool status p --format json
+	[ "$(echo "$output" | jq -r .counts.total)" = 1 ]
+	[ "$(echo "$output" | jq -r '.members[0].id')" != "$id" ]
+	[ "$(echo "$output" | jq -r .failures.count)" = 1 ]
+	[ ! -e "$ROOT/$id" ]
 }
