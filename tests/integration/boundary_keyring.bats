@@ -168,7 +168,9 @@ for i in range(0, max(0, min(n, 65536)) // 4):
 
 @test "keyring: the next tenancy's init never joins a keyring the previous tenant planted" {
 	local id id2
-	update_config '.root.readonly = true |
+	# the member's process runs at claim (run.brig.init=false: pool fill
+	# would make brig's pid 1 hold it) and looks at its keyring first
+	update_config '.root.readonly = true | .annotations["run.brig.init"] = "false" |
 		.process.args = ["sh", "-c", "reset_tenant check >/dev/shm/keys; exec sleep 1000"]'
 	brig pool fill kp --bundle "$BUNDLE" --size 1 >/dev/null
 	id="$(brig pool claim kp)"
