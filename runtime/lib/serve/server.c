@@ -117,9 +117,13 @@ sweeper (void *arg)
 {
   struct serve *srv = arg;
   int64_t limit = (int64_t) srv->o->request_timeout * 1000;
+  unsigned round = 0;
 
   while (!__atomic_load_n (&srv->stopping, __ATOMIC_ACQUIRE))
     {
+      /* once a second: records of sandboxes whose lease ended go */
+      if (round++ % 5 == 0)
+        serve_sandboxes_sweep (srv);
       int64_t now = brig_mono_ms ();
       pthread_mutex_lock (&srv->mu);
       for (struct serve_conn *k = srv->conns; k; k = k->next)
