@@ -144,7 +144,8 @@ install_sdk() {
 			"e2b@$SDK_VERSION" >"$SDK_DIR/install.log" 2>&1 ||
 			{ cat "$SDK_DIR/install.log"; echo "npm could not install e2b@$SDK_VERSION"; return 1; }
 	fi
-	cp "$SRCDIR/tests/integration/serve_sdk.mjs" "$SRCDIR/tests/integration/serve_sdk_claim.mjs" "$SDK_DIR/"
+	cp "$SRCDIR/tests/integration/serve_sdk.mjs" "$SRCDIR/tests/integration/serve_sdk_claim.mjs" \
+		"$SRCDIR/tests/integration/serve_sdk_files.mjs" "$SDK_DIR/"
 }
 
 # need_node: the node the SDK needs.
@@ -205,6 +206,26 @@ need_node() {
 	done
 	brig pool status sp --format json | jq -c .counts
 	[ "$(brig pool status sp --format json | jq .counts.available)" -eq 2 ]
+}
+
+@test "serve: files.write and files.read through brig cp's library: text, 5 MiB binary, several files; a symlink out of the root changes nothing outside" {
+	need_node
+	install_sdk
+	start_server
+	local outside="$BUNDLE/outside"
+	mkdir -p "$outside"
+	echo untouched >"$outside/keep"
+	run env E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$KEY1" KEY1="$KEY1" POOL=sp \
+		OUTSIDE="$outside" timeout 300 node "$SDK_DIR/serve_sdk_files.mjs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "all checks passed"
+	# nothing outside the root changed
+	[ "$(ls -A "$outside")" = keep ]
+	[ "$(cat "$outside/keep")" = untouched ]
+	[ ! -e /tmp/brig-serve-escape-probe ]
+	# no spool is left
+	[ -z "$(ls -A "$ROOT/@serve/run")" ]
 }
 
 @test "serve: after the first tenant's kill, the second finds nothing of it in the same members" {

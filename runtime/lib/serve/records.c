@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "container/copy.h"
 #include "container/tenancy.h"
 #include "sandbox/claim.h"
 #include "sandbox/pool.h"
@@ -253,9 +254,10 @@ release_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
 }
 
 /* Run fn in a forked child; its result (or error message) comes back on
- * a pipe as "CODE\nTEXT". The child keeps no fd of the server. */
+ * a pipe as "CODE\nTEXT". The child keeps no fd of the server but keep
+ * (-1: none), as SERVE_CHILD_FD. */
 static int
-in_child (struct serve *srv, child_fn fn, const void *arg, char **out, brig_error *err)
+in_child_fd (struct serve *srv, child_fn fn, const void *arg, int keep, char **out, brig_error *err)
 {
   int p[2], status, code = -EPROTO;
   _cleanup_free_ char *text = NULL;
@@ -281,8 +283,11 @@ in_child (struct serve *srv, child_fn fn, const void *arg, char **out, brig_erro
       sigemptyset (&none);
       signal (SIGPIPE, SIG_DFL);
       sigprocmask (SIG_SETMASK, &none, NULL);
+      int k = keep >= 0 ? fcntl (keep, F_DUPFD, 10) : -1;
       dup2 (p[1], 3);
-      syscall (SYS_close_range, 4U, ~0U, 0U);
+      if (k >= 0)
+        dup2 (k, SERVE_CHILD_FD);
+      syscall (SYS_close_range, k >= 0 ? SERVE_CHILD_FD + 1U : 4U, ~0U, 0U);
       r = fn (srv, arg, &res, &e);
       dprintf (3, "%d\n%s", r, r < 0 ? (e.msg ? e.msg : "failed") : (res ? res : ""));
       _exit (0);
@@ -301,6 +306,27 @@ in_child (struct serve *srv, child_fn fn, const void *arg, char **out, brig_erro
   if (out)
     *out = xstrdup (nl + 1);
   return 0;
+}
+
+static int
+in_child (struct serve *srv, child_fn fn, const void *arg, char **out, brig_error *err)
+{
+  return in_child_fd (srv, fn, arg, -1, out, err);
+}
+
+static int
+copy_into_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
+{
+  const struct serve_copy *a = arg;
+  struct brig_copy_opts o = { .id = a->member, .path = a->dir, .as_is = true };
+
+  return brig_copy_into (srv->ctx, &o, a->produce, (void *) a, err);
+}
+
+int
+serve_copy_into (struct serve *srv, const struct serve_copy *a, int spool, brig_error *err)
+{
+  return in_child_fd (srv, copy_into_fn, a, spool, NULL, err);
 }
 
 /* "GEN DEADLINE_NS" into sb's fields. */

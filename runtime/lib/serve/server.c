@@ -36,6 +36,7 @@ struct serve_req {
   size_t len;
   bool refused;              /* over --max-body */
   bool answered;             /* refused at once (Content-Length) */
+  struct serve_upload *up;   /* POST /files: the body is spooled there (files.c) */
 };
 
 static struct serve_conn *
@@ -106,6 +107,7 @@ on_completed (void *cls, struct MHD_Connection *c, void **con_cls,
   if (rq)
     {
       free (rq->body);
+      serve_upload_free (rq->up);
       free (rq);
       *con_cls = NULL;
     }
@@ -164,8 +166,17 @@ handle (void *cls, struct MHD_Connection *c, const char *url, const char *method
   if (rq == NULL)
     {
       const char *cl = serve_header (c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+      const char *sid = serve_header (c, "E2b-Sandbox-Id");
       rq = xmalloc0 (sizeof *rq);
       *con_cls = rq;
+      /* a file upload is not bounded by --max-body: it is spooled */
+      if (sid && strcmp (method, "POST") == 0 && strcmp (url, "/files") == 0)
+        {
+          enum MHD_Result r = serve_upload_begin (srv, c, sid, &rq->up);
+          if (rq->up == NULL)
+            rq->refused = rq->answered = true;
+          return r;
+        }
       if (cl && strtoull (cl, NULL, 10) > max)
         {
           rq->refused = rq->answered = true;
@@ -179,6 +190,11 @@ handle (void *cls, struct MHD_Connection *c, const char *url, const char *method
       *upload_size = 0;
       if (rq->refused)
         return MHD_YES;
+      if (rq->up)
+        {
+          serve_upload_feed (rq->up, upload, n);
+          return MHD_YES;
+        }
       /* libmicrohttpd takes no answer in the middle of a body: the rest
        * is read and dropped (within --request-timeout), then 413 */
       if (rq->len + n > max)
@@ -201,6 +217,11 @@ handle (void *cls, struct MHD_Connection *c, const char *url, const char *method
       return serve_error (c, 413, "request body over the limit of %zu bytes", max);
     }
   conn_reading (srv, c, false);
+  if (rq->up)
+    {
+      rq->answered = true;
+      return serve_upload_end (rq->up, c);
+    }
   return dispatch (srv, c, url, method, rq);
 }
 
