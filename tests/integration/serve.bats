@@ -144,7 +144,16 @@ install_sdk() {
 			"e2b@$SDK_VERSION" >"$SDK_DIR/install.log" 2>&1 ||
 			{ cat "$SDK_DIR/install.log"; echo "npm could not install e2b@$SDK_VERSION"; return 1; }
 	fi
-	cp "$SRCDIR/tests/integration/serve_sdk.mjs" "$SDK_DIR/"
+	cp "$SRCDIR/tests/integration/serve_sdk.mjs" "$SRCDIR/tests/integration/serve_sdk_claim.mjs" \
+		"$SRCDIR/tests/integration/serve_sdk_files.mjs" "$SDK_DIR/"
+}
+
+# need_node: the node the SDK needs.
+need_node() {
+	requires program:node program:npm
+	# e2b 2.51.0 needs node >= 20.18.1 (its engines field)
+	node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=18)?0:1)' ||
+		{ echo "node $(node --version) is older than e2b $SDK_VERSION needs (20.18.1)"; return 1; }
 }
 
 @test "serve: the e2b SDK creates from a pool, runs commands (streamed, failing, background, stdin, reconnect), lists, keeps keys apart, kills" {
@@ -171,6 +180,52 @@ install_sdk() {
 	done
 	echo "server fds: $fds0 before, $fds1 after"
 	[ "$fds1" -le "$fds0" ]
+}
+
+@test "serve: create's envs, metadata and timeout through the SDK: commands see the envs, list and getInfo the metadata, the lease ends the sandbox and the keeper puts the member back" {
+	need_node
+	install_sdk
+	start_server
+	run env E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$KEY1" KEY1="$KEY1" POOL=sp \
+		timeout 300 node "$SDK_DIR/serve_sdk_claim.mjs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "all checks passed"
+	# the record of the ended sandbox is gone, and the keeper released its member
+	local short i
+	short="$(sed -n 's/^SHORT //p' <<<"$output")"
+	[ -n "$short" ]
+	for i in $(seq 50); do
+		[ ! -e "$ROOT/@serve/sandboxes/$short.json" ] && break
+		sleep 0.1
+	done
+	[ ! -e "$ROOT/@serve/sandboxes/$short.json" ]
+	for i in $(seq 100); do
+		[ "$(brig pool status sp --format json | jq .counts.available)" -eq 2 ] && break
+		sleep 0.1
+	done
+	brig pool status sp --format json | jq -c .counts
+	[ "$(brig pool status sp --format json | jq .counts.available)" -eq 2 ]
+}
+
+@test "serve: files.write and files.read through brig cp's library: text, 5 MiB binary, several files; a symlink out of the root changes nothing outside" {
+	need_node
+	install_sdk
+	start_server
+	local outside="$BUNDLE/outside"
+	mkdir -p "$outside"
+	echo untouched >"$outside/keep"
+	run env E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$KEY1" KEY1="$KEY1" POOL=sp \
+		OUTSIDE="$outside" timeout 300 node "$SDK_DIR/serve_sdk_files.mjs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_contains "$output" "all checks passed"
+	# nothing outside the root changed
+	[ "$(ls -A "$outside")" = keep ]
+	[ "$(cat "$outside/keep")" = untouched ]
+	[ ! -e /tmp/brig-serve-escape-probe ]
+	# no spool is left
+	[ -z "$(ls -A "$ROOT/@serve/run")" ]
 }
 
 @test "serve: after the first tenant's kill, the second finds nothing of it in the same members" {
@@ -309,9 +364,18 @@ install_sdk() {
 	run api POST /v2/sandboxes "$(printf '[%.0s' $(seq 5000))"
 	[ "${lines[0]}" = 400 ]
 	assert_contains "${lines[1]}" 'nests deeper than 32'
-	run api POST /v2/sandboxes '{"templateID":"sp","envVars":{"A":"b"}}'
+	run api POST /v2/sandboxes '{"templateID":"sp","envVars":{"A":1}}'
 	[ "${lines[0]}" = 400 ]
-	assert_contains "${lines[1]}" 'envVars is not supported by brig serve yet'
+	assert_contains "${lines[1]}" 'envVars.A: expected a string'
+	run api POST /v2/sandboxes '{"templateID":"sp","timeout":"soon"}'
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" 'timeout: expected whole seconds'
+	run api POST /v2/sandboxes '{"templateID":"sp","timeout":99999999}'
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" 'timeout: --deadline'
+	run api POST /v2/sandboxes '{"templateID":"sp","network":{}}'
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" 'network is not supported by brig serve yet'
 	run api POST /v2/sandboxes '{"templateID":"../x"}'
 	[ "${lines[0]}" = 400 ]
 	run api POST /v2/sandboxes '{"templateID":"nopool"}'
@@ -320,7 +384,10 @@ install_sdk() {
 	run api GET /v3/templates
 	[ "${lines[0]}" = 501 ]
 	create
-	run api POST "/sandboxes/$SB/timeout" '{"timeout":60}'
+	run api POST "/sandboxes/$SB/timeout" '{"timeout":[]}'
+	[ "${lines[0]}" = 400 ]
+	assert_contains "${lines[1]}" 'timeout: expected whole seconds'
+	run api POST "/sandboxes/$SB/pause" '{}'
 	[ "${lines[0]}" = 501 ]
 	# envd: a unary body that is not JSON, an unknown RPC, a stream one
 	run envd process.Process/List 'nope'

@@ -4,6 +4,7 @@
  * sees only its own sandboxes (any other id is 404, as a missing one).
  * Errors are {"code": N, "message": ...}: the SDK tests body.code. */
 #include <crypt.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox/claim.h"
 #include "sandbox/pool.h"
 #include "serve/internal.h"
 #include "utils.h"
@@ -144,14 +146,22 @@ gen_sandbox (yajl_gen g, const struct serve_sandbox *sb, bool with_token, bool d
     {
       iso_time (sb->started, when, sizeof when);
       serve_jg_kstr (g, "startedAt", when);
-      /* no deadline yet (docs/serve.md "Not yet") */
-      serve_jg_kstr (g, "endAt", "9999-12-31T23:59:59Z");
+      if (sb->end)
+        iso_time (sb->end, when, sizeof when);
+      /* no lease: the sandbox lives until it is killed */
+      serve_jg_kstr (g, "endAt", sb->end ? when : "9999-12-31T23:59:59Z");
       serve_jg_kstr (g, "state", "running");
       serve_jg_kint (g, "cpuCount", 0);
       serve_jg_kint (g, "memoryMB", 0);
       serve_jg_kint (g, "diskSizeMB", 0);
       serve_jg_str (g, "metadata");
       yajl_gen_map_open (g);
+      for (size_t i = 0; sb->meta && sb->meta[i]; i++)
+        {
+          const char *eq = strchr (sb->meta[i], '=');
+          serve_jg_strn (g, sb->meta[i], (size_t) (eq - sb->meta[i]));
+          serve_jg_str (g, eq + 1);
+        }
       yajl_gen_map_close (g);
       serve_jg_str (g, "volumeMounts");
       yajl_gen_array_open (g);
@@ -179,7 +189,7 @@ static const char *
 unsupported_field (yajl_val req)
 {
   static const char *const later[] = {
-    "metadata", "envVars", "timeout", "allow_internet_access", "network", "mcp", "iam",
+    "allow_internet_access", "network", "mcp", "iam",
     "autoPause", "autoPauseMemory", "autoResume", "volumeMounts", "memory",
   };
   for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
@@ -191,17 +201,118 @@ unsupported_field (yajl_val req)
   return NULL;
 }
 
+/* What create asks of the claim: envVars as --env, metadata as --label,
+ * timeout as --deadline. */
+struct create_opts {
+  struct brig_claim_opts o;
+  char **env, **labels;
+  char secs[24];
+  long long timeout;         /* 0: none */
+};
+
+static void
+create_opts_clear (struct create_opts *co)
+{
+  brig_strv_free (co->env);
+  brig_strv_free (co->labels);
+}
+
+/* The string map field of req as "KEY=VALUE" entries into *out; 0, or -1
+ * with msg naming the field. */
+static int
+kv_field (yajl_val req, const char *field, char ***out, char *msg, size_t n)
+{
+  yajl_val v = serve_json_get (req, field, yajl_t_any);
+
+  if (v == NULL || YAJL_IS_NULL (v))
+    return 0;
+  if (!YAJL_IS_OBJECT (v))
+    return snprintf (msg, n, "%s: expected an object of strings", field), -1;
+  for (size_t i = 0; i < YAJL_GET_OBJECT (v)->len; i++)
+    {
+      const char *k = YAJL_GET_OBJECT (v)->keys[i];
+      yajl_val val = YAJL_GET_OBJECT (v)->values[i];
+      _cleanup_free_ char *kv = NULL;
+      if (!YAJL_IS_STRING (val))
+        return snprintf (msg, n, "%s.%.64s: expected a string", field, k), -1;
+      if (*k == '\0' || strchr (k, '=') != NULL)
+        return snprintf (msg, n, "%s: the key \"%.64s\" is empty or has a '='", field, k), -1;
+      kv = xasprintf ("%s=%s", k, YAJL_GET_STRING (val));
+      serve_strv_add (out, kv);
+    }
+  return 0;
+}
+
+/* A timeout field (seconds) into *secs; 0 (absent: *secs 0), or -1 with msg. */
+static int
+timeout_field (yajl_val req, long long *secs, char *msg, size_t n)
+{
+  yajl_val v = serve_json_get (req, "timeout", yajl_t_any);
+
+  *secs = 0;
+  if (v == NULL || YAJL_IS_NULL (v))
+    return 0;
+  if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) < 1)
+    return snprintf (msg, n, "timeout: expected whole seconds, at least 1"), -1;
+  *secs = YAJL_GET_INTEGER (v);
+  return 0;
+}
+
+/* Check one option as the claim will (brig_claim_prepare touches no
+ * member); -1 with msg naming field. */
+static int
+claim_check (const struct brig_context *ctx, const char *pool, const struct brig_claim_opts *o,
+             const char *field, char *msg, size_t n)
+{
+  struct brig_claim cl;
+  brig_error err = { 0 };
+  int r = brig_claim_prepare (ctx, pool, o, &cl, &err);
+
+  brig_claim_clear (&cl);
+  if (r < 0)
+    snprintf (msg, n, "%s: %s", field, err.msg ? err.msg : "invalid");
+  brig_error_clear (&err);
+  return r < 0 ? -1 : 0;
+}
+
+static int
+create_opts_from (const struct brig_context *ctx, const char *pool, yajl_val req,
+                  struct create_opts *co, char *msg, size_t n)
+{
+  struct brig_claim_opts one = { 0 };
+
+  if (kv_field (req, "envVars", &co->env, msg, n) < 0
+      || kv_field (req, "metadata", &co->labels, msg, n) < 0
+      || timeout_field (req, &co->timeout, msg, n) < 0)
+    return -1;
+  if (co->timeout)
+    snprintf (co->secs, sizeof co->secs, "%lld", co->timeout);
+  one.env = co->env;
+  if (claim_check (ctx, pool, &one, "envVars", msg, n) < 0)
+    return -1;
+  one = (struct brig_claim_opts) { .labels = co->labels };
+  if (claim_check (ctx, pool, &one, "metadata", msg, n) < 0)
+    return -1;
+  one = (struct brig_claim_opts) { .deadline = co->timeout ? co->secs : NULL };
+  if (claim_check (ctx, pool, &one, "timeout", msg, n) < 0)
+    return -1;
+  co->o.env = co->env;
+  co->o.labels = co->labels;
+  co->o.deadline = co->timeout ? co->secs : NULL;
+  return 0;
+}
+
 static enum MHD_Result
 create (struct serve *srv, struct MHD_Connection *c, const char *owner, const char *body,
         size_t len)
 {
-  char msg[256];
+  char msg[512];
   yajl_val req = serve_json_parse (body, len, msg, sizeof msg);
   const char *tmpl, *field;
+  struct create_opts co = { 0 };
   struct serve_sandbox *sb;
   brig_error err = { 0 };
   enum MHD_Result ret;
-  char *member = NULL;
   bool bad;
   int r;
 
@@ -216,31 +327,36 @@ create (struct serve *srv, struct MHD_Connection *c, const char *owner, const ch
   if ((field = unsupported_field (req)) != NULL)
     {
       ret = serve_error (c, 400, "%s is not supported by brig serve yet (docs/serve.md)", field);
-      yajl_tree_free (req);
-      return ret;
+      goto out;
+    }
+  if (create_opts_from (srv->ctx, tmpl, req, &co, msg, sizeof msg) < 0)
+    {
+      ret = serve_error (c, 400, "%s", msg);
+      goto out;
     }
   if (__atomic_load_n (&srv->stopping, __ATOMIC_ACQUIRE))
     {
-      yajl_tree_free (req);
-      return serve_error (c, 503, "brig serve stops");
-    }
-  r = serve_claim (srv, tmpl, &member, &err);
-  if (r < 0)
-    {
-      unsigned status = r == -EAGAIN ? 503 : r == -ENOENT ? 404 : 500;
-      ret = serve_error (c, status, "template %s: %s", tmpl, err.msg);
-      brig_error_clear (&err);
-      yajl_tree_free (req);
-      return ret;
+      ret = serve_error (c, 503, "brig serve stops");
+      goto out;
     }
   sb = xmalloc0 (sizeof *sb);
+  r = serve_claim (srv, tmpl, &co.o, sb, &err);
+  if (r < 0)
+    {
+      unsigned status = r == -EAGAIN ? 503 : r == -ENOENT ? 404 : r == -EINVAL ? 400 : 500;
+      ret = serve_error (c, status, "template %s: %s", tmpl, err.msg);
+      brig_error_clear (&err);
+      free (sb);
+      goto out;
+    }
   memcpy (sb->id, "sb", 2);
   if (serve_random_hex (sb->id + 2, 10) < 0 || serve_random_hex (sb->token, 16) < 0)
     abort ();
   snprintf (sb->owner, sizeof sb->owner, "%s", owner);
-  sb->member = member;
   sb->pool = xstrdup (tmpl);
   sb->started = time (NULL);
+  sb->end = co.timeout ? sb->started + co.timeout : 0;
+  sb->meta = brig_steal_ptr (co.labels);
   sb->refs = 1;
   serve_record_write (srv, sb);
   pthread_mutex_lock (&srv->mu);
@@ -248,7 +364,10 @@ create (struct serve *srv, struct MHD_Connection *c, const char *owner, const ch
   srv->sandboxes = sb;
   ret = reply_sandbox (c, 201, sb, true, false);
   pthread_mutex_unlock (&srv->mu);
-  brig_log (BRIG_LOG_INFO, "serve: sandbox %s = %s claimed from pool %s", sb->id, member, tmpl);
+  brig_log (BRIG_LOG_INFO, "serve: sandbox %s = %s claimed from pool %s", sb->id, sb->member,
+            tmpl);
+out:
+  create_opts_clear (&co);
   yajl_tree_free (req);
   return ret;
 }
@@ -259,8 +378,69 @@ cmp_id (const void *a, const void *b)
   return strcmp ((*(struct serve_sandbox *const *) a)->id, (*(struct serve_sandbox *const *) b)->id);
 }
 
+/* %XX (and '+' as a space when plus) decoded in place. */
+static void
+pct_decode (char *s, bool plus)
+{
+  char *w = s;
+
+  for (; *s; s++)
+    if (*s == '%' && isxdigit ((unsigned char) s[1]) && isxdigit ((unsigned char) s[2]))
+      {
+        char hex[3] = { s[1], s[2], '\0' };
+        *w++ = (char) strtol (hex, NULL, 16);
+        s += 2;
+      }
+    else
+      *w++ = plus && *s == '+' ? ' ' : *s;
+  *w = '\0';
+}
+
+/* list's metadata filter, as the SDK encodes it (once by the query, once
+ * as a form, once per key and value): the "KEY=VALUE" entries to match,
+ * or NULL for none. */
+static char **
+meta_filter (const char *q)
+{
+  _cleanup_free_ char *text = NULL;
+  char *pair, *save = NULL, **want = NULL;
+
+  if (q == NULL || *q == '\0')
+    return NULL;
+  text = xstrdup (q);
+  for (pair = strtok_r (text, "&", &save); pair; pair = strtok_r (NULL, "&", &save))
+    {
+      char *eq = strchr (pair, '='), *kv;
+      const char *v = "";
+      if (eq)
+        *eq = '\0', v = eq + 1;
+      _cleanup_free_ char *k = xstrdup (pair), *val = xstrdup (v);
+      pct_decode (k, true), pct_decode (val, true);
+      pct_decode (k, false), pct_decode (val, false);
+      kv = xasprintf ("%s=%s", k, val);
+      serve_strv_add (&want, kv);
+      free (kv);
+    }
+  return want;
+}
+
+static bool
+meta_match (const struct serve_sandbox *sb, char **want)
+{
+  for (size_t i = 0; want && want[i]; i++)
+    {
+      bool found = false;
+      for (size_t j = 0; sb->meta && sb->meta[j] && !found; j++)
+        found = strcmp (sb->meta[j], want[i]) == 0;
+      if (!found)
+        return false;
+    }
+  return true;
+}
+
 /* GET /v2/sandboxes: this key's, by id, limit per page; X-Next-Token is
- * the last id given. Nothing has metadata or is paused yet. */
+ * the last id given; metadata filters by create's metadata. Nothing is
+ * paused. */
 static enum MHD_Result
 list (struct serve *srv, struct MHD_Connection *c, const char *owner)
 {
@@ -275,6 +455,7 @@ list (struct serve *srv, struct MHD_Connection *c, const char *owner)
   struct MHD_Response *resp;
   enum MHD_Result ret;
   bool more = false;
+  _cleanup_strv_ char **want = NULL;
 
   if (lim)
     {
@@ -283,20 +464,21 @@ list (struct serve *srv, struct MHD_Connection *c, const char *owner)
         return serve_error (c, 400, "limit: expected 1..%d", LIST_MAX);
       limit = v;
     }
+  want = meta_filter (meta);
+  serve_sandboxes_sweep (srv);
   g = serve_jg_new ();
   yajl_gen_array_open (g);
   pthread_mutex_lock (&srv->mu);
   for (struct serve_sandbox *sb = srv->sandboxes; sb; sb = sb->next)
-    if (strcmp (sb->owner, owner) == 0)
+    if (strcmp (sb->owner, owner) == 0 && meta_match (sb, want))
       {
         all = xrealloc (all, (n + 1) * sizeof *all);
         all[n++] = sb;
       }
   if (n > 1)
     qsort (all, n, sizeof *all, cmp_id);
-  /* a metadata filter matches nothing (no sandbox has metadata yet); a
-   * state filter without "running" neither */
-  if ((meta == NULL || *meta == '\0') && (state == NULL || *state == '\0' || strstr (state, "running")))
+  /* a state filter without "running" matches nothing */
+  if (state == NULL || *state == '\0' || strstr (state, "running"))
     for (size_t i = 0; i < n; i++)
       {
         if (next && *next && strcmp (all[i]->id, next) <= 0)
@@ -320,6 +502,45 @@ list (struct serve *srv, struct MHD_Connection *c, const char *owner)
     MHD_add_response_header (resp, "X-Next-Token", last);
   ret = MHD_queue_response (c, 200, resp);
   MHD_destroy_response (resp);
+  return ret;
+}
+
+static enum MHD_Result
+renew_error (struct MHD_Connection *c, const char *id, brig_error *err)
+{
+  enum MHD_Result ret;
+
+  if (err->code == ENOENT)
+    ret = serve_error (c, 404, "sandbox \"%s\" doesn't exist or you don't have access to it", id);
+  else
+    ret = serve_error (c, err->code == EINVAL ? 400 : 500, "timeout: %s", err->msg);
+  brig_error_clear (err);
+  return ret;
+}
+
+/* POST /sandboxes/ID/timeout: the lease ends timeout seconds from now
+ * (E2B: it may shorten it) = pool renew. */
+static enum MHD_Result
+set_timeout (struct serve *srv, struct MHD_Connection *c, struct serve_sandbox *sb,
+             const char *body, size_t len)
+{
+  char msg[256];
+  yajl_val req = serve_json_parse (body, len, msg, sizeof msg);
+  brig_error err = { 0 };
+  enum MHD_Result ret;
+  long long t = 0;
+
+  if (req == NULL)
+    return serve_error (c, 400, "%s", msg);
+  if (timeout_field (req, &t, msg, sizeof msg) < 0)
+    ret = serve_error (c, 400, "%s", msg);
+  else if (t == 0)
+    ret = serve_error (c, 400, "timeout: required");
+  else if (serve_renew (srv, sb, t, &err) < 0)
+    ret = renew_error (c, sb->id, &err);
+  else
+    ret = serve_empty (c, 204);
+  yajl_tree_free (req);
   return ret;
 }
 
@@ -347,14 +568,22 @@ one_sandbox (struct serve *srv, struct MHD_Connection *c, const char *method, co
       char msg[256];
       yajl_val req = len ? serve_json_parse (body, len, msg, sizeof msg) : NULL;
       const char *field = req ? unsupported_field (req) : NULL;
+      long long t = 0;
       if (len && req == NULL)
         ret = serve_error (c, 400, "%s", msg);
       else if (field)
         ret = serve_error (c, 400, "%s is not supported by brig serve yet (docs/serve.md)", field);
+      else if (req && timeout_field (req, &t, msg, sizeof msg) < 0)
+        ret = serve_error (c, 400, "%s", msg);
+      /* connect only lengthens a lease (none: no end to lengthen) */
+      else if (t && sb->end && time (NULL) + t > sb->end && serve_renew (srv, sb, t, &err) < 0)
+        ret = renew_error (c, id, &err);
       else
         ret = reply_sandbox (c, 200, sb, true, false);
       yajl_tree_free (req);
     }
+  else if (!v2 && strcmp (sub, "timeout") == 0 && strcmp (method, "POST") == 0)
+    ret = set_timeout (srv, c, sb, body, len);
   else if (!v2 && *sub == '\0' && strcmp (method, "GET") == 0)
     ret = reply_sandbox (c, 200, sb, false, true);
   else if (!v2 && *sub == '\0' && strcmp (method, "DELETE") == 0)

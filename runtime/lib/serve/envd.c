@@ -28,17 +28,6 @@ struct call {
   yajl_val req;
 };
 
-static bool
-token_ok (const char *got, const char *want)
-{
-  size_t lg = got ? strlen (got) : 0, lw = strlen (want);
-  unsigned char d = lg != lw;
-
-  for (size_t i = 0; i < lw && got; i++)
-    d |= (unsigned char) got[i % (lg ? lg : 1)] ^ (unsigned char) want[i];
-  return got != NULL && d == 0;
-}
-
 /* An error in the call's own shape (stream or unary). */
 static enum MHD_Result
 fail (struct call *k, const char *code, const char *msg)
@@ -499,13 +488,15 @@ serve_envd (struct serve *srv, struct MHD_Connection *c, const char *method, con
       out = serve_jg_done (g, &n);
       return serve_reply (c, 502, out, n, "application/json");
     }
-  if (!token_ok (serve_header (c, "X-Access-Token"), k.sb->token))
+  if (!serve_token_ok (serve_header (c, "X-Access-Token"), k.sb->token))
     ret = k.stream ? serve_error (c, 401, "missing or wrong X-Access-Token")
                    : serve_connect_error (c, "unauthenticated", "missing or wrong X-Access-Token");
   else if (strcmp (url, "/health") == 0)
     ret = serve_empty (c, 204);
+  else if (strcmp (url, "/files") == 0 && strcmp (method, "GET") == 0)
+    ret = serve_files_get (srv, c, k.sb);
   else if (strcmp (url, "/files") == 0)
-    ret = serve_error (c, 501, "/files is not implemented by brig serve yet (docs/serve.md)");
+    ret = serve_error (c, 405, "%s /files: GET or POST", method);
   else if (strcmp (method, "POST") != 0)
     ret = serve_connect_error (c, "unimplemented", "%s %s: Connect calls are POST", method, url);
   else if (ct && !k.stream && strncmp (ct, "application/json", 16) != 0)

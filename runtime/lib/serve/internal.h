@@ -54,6 +54,10 @@ struct serve_sandbox {
   char token[33];            /* envdAccessToken, 32 hex digits */
   char owner[128];           /* the owning key's fingerprint */
   int64_t started;           /* unix seconds */
+  int64_t end;               /* unix seconds the lease ends (endAt), 0: none */
+  uint64_t deadline_ns;      /* the lease's CLOCK_BOOTTIME deadline, 0: none (srv->mu) */
+  unsigned long long gen;    /* the member's tenancy generation of this claim */
+  char **meta;               /* create's metadata as "KEY=VALUE" (claim labels) */
   int refs;                  /* atomic; the list holds one */
   bool gone;                 /* killed: no new processes */
   struct serve_proc *procs;  /* under srv->mu */
@@ -121,6 +125,8 @@ char *serve_jg_done (yajl_gen g, size_t *len);
 /* Standard base64. */
 char *serve_b64_encode (const void *data, size_t n, size_t *outlen);
 int serve_b64_decode (const char *s, size_t n, unsigned char **out, size_t *outlen);
+/* Append a copy of s to the NULL-terminated *v. */
+void serve_strv_add (char ***v, const char *s);
 /* n random bytes as 2n lowercase hex digits (buf of 2n+1). */
 int serve_random_hex (char *buf, size_t n);
 
@@ -161,14 +167,52 @@ enum MHD_Result serve_control (struct serve *srv, struct MHD_Connection *c, cons
 int serve_records_open (struct serve *srv, brig_error *err);
 int serve_record_write (struct serve *srv, const struct serve_sandbox *sb);
 void serve_record_remove (struct serve *srv, const char *id);
-/* brig_pool_claim / brig_pool_release in a forked child. */
-int serve_claim (struct serve *srv, const char *pool, char **member, brig_error *err);
-int serve_release (struct serve *srv, const char *member, brig_error *err);
-/* Sandboxes: lookup by id for owner (NULL: any), with a reference. */
+struct brig_claim_opts;
+/* brig_pool_claim in a forked child: sb's member, gen and deadline_ns set. */
+int serve_claim (struct serve *srv, const char *pool, const struct brig_claim_opts *o,
+                 struct serve_sandbox *sb, brig_error *err);
+/* brig_pool_renew of sb's lease to seconds from now (child); record rewritten. */
+int serve_renew (struct serve *srv, struct serve_sandbox *sb, long long seconds, brig_error *err);
+/* brig_pool_release_gen of member's tenancy gen (0: any) in a forked child. */
+int serve_release (struct serve *srv, const char *member, unsigned long long gen, brig_error *err);
+/* The fd a child of serve_copy_into keeps (the spool). */
+#define SERVE_CHILD_FD 4
+/* A one-file copy into a member (files.c): produce writes the archive. */
+struct serve_copy {
+  const char *member;
+  const char *dir;           /* the directory it goes into */
+  const char *name;          /* its name there */
+  uint64_t size;             /* bytes in the spool */
+  int (*produce) (int fd, void *data, brig_error *err);
+};
+/* brig_copy_into of a (as_is, into a->dir) in a forked child that keeps
+ * spool as SERVE_CHILD_FD. */
+int serve_copy_into (struct serve *srv, const struct serve_copy *a, int spool, brig_error *err);
+/* Sandboxes: lookup by id for owner (NULL: any), with a reference; a
+ * sandbox whose tenancy ended (lease over, member released) is dropped
+ * and not found. */
 struct serve_sandbox *serve_sandbox_get (struct serve *srv, const char *id, const char *owner);
 void serve_sandbox_unref (struct serve_sandbox *sb);
+/* Drop every sandbox whose tenancy ended (the sweeper, list). */
+void serve_sandboxes_sweep (struct serve *srv);
 /* Take sb out of the list, kill its processes, release its member. */
 int serve_sandbox_kill (struct serve *srv, struct serve_sandbox *sb, brig_error *err);
+
+/* ---- files.c ---- */
+
+struct serve_upload;
+/* POST /files before its body: the sandbox, its token and the target
+ * checked; *up NULL when it answered already (an error). */
+enum MHD_Result serve_upload_begin (struct serve *srv, struct MHD_Connection *c, const char *sid,
+                                    struct serve_upload **up);
+/* A piece of the body (spooled; a multipart body through MHD's post processor). */
+void serve_upload_feed (struct serve_upload *up, const char *data, size_t n);
+/* The body is over: copy what is left, answer. */
+enum MHD_Result serve_upload_end (struct serve_upload *up, struct MHD_Connection *c);
+void serve_upload_free (struct serve_upload *up);
+/* GET /files of sb: the file's bytes, streamed out of the member. */
+enum MHD_Result serve_files_get (struct serve *srv, struct MHD_Connection *c,
+                                 struct serve_sandbox *sb);
 
 /* ---- envd.c ---- */
 
@@ -229,6 +273,19 @@ static inline int
 serve_pidfd_alive (int pidfd)
 {
   return syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ? -errno : 0;
+}
+
+/* Whether got is the sandbox's token want, in time independent of where
+ * they differ. */
+static inline bool
+serve_token_ok (const char *got, const char *want)
+{
+  size_t lg = got ? __builtin_strlen (got) : 0, lw = __builtin_strlen (want);
+  unsigned char d = lg != lw;
+
+  for (size_t i = 0; i < lw && got; i++)
+    d |= (unsigned char) got[i % (lg ? lg : 1)] ^ (unsigned char) want[i];
+  return got != NULL && d == 0;
 }
 
 /* ---- runner.c ---- */

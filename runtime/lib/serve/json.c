@@ -259,3 +259,15 @@ serve_random_hex (char *buf, size_t n)
     snprintf (buf + 2 * i, 3, "%02x", raw[i]);
   return 0;
 }
+
+void
+serve_strv_add (char ***v, const char *s)
+{
+  size_t n = 0;
+
+  while (*v && (*v)[n])
+    n++;
+  *v = xrealloc (*v, (n + 2) * sizeof **v);
+  (*v)[n] = xstrdup (s);
+  (*v)[n + 1] = NULL;
+}

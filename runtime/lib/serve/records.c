@@ -25,6 +25,9 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "container/copy.h"
+#include "container/tenancy.h"
+#include "sandbox/claim.h"
 #include "sandbox/pool.h"
 #include "sandbox/reset.h"
 #include "serve/internal.h"
@@ -66,7 +69,8 @@ adopt (struct serve *srv, const char *name)
   size_t len;
   const char *id, *member, *pool, *token, *owner;
   bool bad = false, b;
-  yajl_val started;
+  yajl_val started, gen, end, meta;
+  const char *dl;
   struct serve_sandbox *sb;
   struct stat st;
   _cleanup_free_ char *member_dir = NULL;
@@ -79,6 +83,10 @@ adopt (struct serve *srv, const char *name)
   token = serve_json_str (v, "token", &b), bad |= b;
   owner = serve_json_str (v, "owner", &b), bad |= b;
   started = serve_json_get (v, "started", yajl_t_number);
+  gen = serve_json_get (v, "gen", yajl_t_number);
+  end = serve_json_get (v, "end", yajl_t_number);
+  dl = serve_json_str (v, "deadlineNs", &b);
+  meta = serve_json_get (v, "metadata", yajl_t_array);
   if (bad || !id || !member || !pool || !token || !owner || strlen (id) >= sizeof sb->id
       || strlen (token) >= sizeof sb->token || strlen (owner) >= sizeof sb->owner
       || brig_pool_check_name (member, NULL) < 0)
@@ -103,6 +111,12 @@ adopt (struct serve *srv, const char *name)
   sb->member = xstrdup (member);
   sb->pool = xstrdup (pool);
   sb->started = started ? YAJL_GET_INTEGER (started) : time (NULL);
+  sb->gen = gen ? (unsigned long long) YAJL_GET_INTEGER (gen) : 0;
+  sb->end = end ? YAJL_GET_INTEGER (end) : 0;
+  sb->deadline_ns = dl ? strtoull (dl, NULL, 10) : 0;
+  for (size_t i = 0; meta && i < YAJL_GET_ARRAY (meta)->len; i++)
+    if (YAJL_IS_STRING (YAJL_GET_ARRAY (meta)->values[i]))
+      serve_strv_add (&sb->meta, YAJL_GET_STRING (YAJL_GET_ARRAY (meta)->values[i]));
   sb->refs = 1;
   sb->next = srv->sandboxes;
   srv->sandboxes = sb;
@@ -135,6 +149,7 @@ serve_record_write (struct serve *srv, const struct serve_sandbox *sb)
   _cleanup_free_ char *path = xasprintf ("sandboxes/%s.json", sb->id), *text = NULL;
   yajl_gen g = serve_jg_new ();
   brig_error err = { 0 };
+  char dl[24];
   size_t len;
   int r;
 
@@ -145,6 +160,15 @@ serve_record_write (struct serve *srv, const struct serve_sandbox *sb)
   serve_jg_kstr (g, "token", sb->token);
   serve_jg_kstr (g, "owner", sb->owner);
   serve_jg_kint (g, "started", sb->started);
+  serve_jg_kint (g, "gen", (long long) sb->gen);
+  serve_jg_kint (g, "end", sb->end);
+  snprintf (dl, sizeof dl, "%llu", (unsigned long long) sb->deadline_ns);
+  serve_jg_kstr (g, "deadlineNs", dl);
+  serve_jg_str (g, "metadata");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; sb->meta && sb->meta[i]; i++)
+    serve_jg_str (g, sb->meta[i]);
+  yajl_gen_array_close (g);
   yajl_gen_map_close (g);
   text = serve_jg_done (g, &len);
   r = brig_write_file_atomic (srv->dirfd, path, text, len, 0600, &err);
@@ -163,27 +187,77 @@ serve_record_remove (struct serve *srv, const char *id)
 
 /* ---- library calls in a child ---- */
 
-typedef int (*child_fn) (struct serve *srv, const char *arg, char **out, brig_error *err);
+typedef int (*child_fn) (struct serve *srv, const void *arg, char **out, brig_error *err);
 
-static int
-claim_fn (struct serve *srv, const char *pool, char **out, brig_error *err)
+struct claim_arg {
+  const char *name;                  /* the pool (claim), the member (renew, release) */
+  const struct brig_claim_opts *o;   /* claim */
+  const char *seconds;               /* renew */
+  unsigned long long gen;            /* release: that tenancy only (0: any) */
+};
+
+/* "GEN DEADLINE_NS" of member id's tenancy and lease, read in the child
+ * right after the library call (the keeper may end it from then on). */
+static char *
+tenancy_of (struct serve *srv, const char *id)
 {
-  return brig_pool_claim (srv->ctx, pool, NULL, out, err); /* no claim options yet (docs/serve.md "Not yet") */
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", srv->ctx->state_root, id);
+  _cleanup_close_ int fd = open (dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  struct brig_tenancy t = { 0 };
+  oci_claim *rec = fd >= 0 ? brig_claim_read (fd) : NULL;
+  char *s;
+
+  brig_tenancy_peek (srv->ctx, id, &t);
+  s = xasprintf ("%llu %llu", t.gen,
+                 rec && rec->has_deadline_ns ? (unsigned long long) rec->deadline_ns : 0ULL);
+  if (rec)
+    oci_free (&oci_claim_type, rec);
+  return s;
 }
 
 static int
-release_fn (struct serve *srv, const char *member, char **out, brig_error *err)
+claim_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
 {
+  const struct claim_arg *a = arg;
+  char *id = NULL;
+  _cleanup_free_ char *t = NULL;
+  int r = brig_pool_claim (srv->ctx, a->name, a->o, &id, err);
+
+  if (r < 0)
+    return r;
+  t = tenancy_of (srv, id);
+  *out = xasprintf ("%s %s", id, t);
+  free (id);
+  return 0;
+}
+
+static int
+renew_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
+{
+  const struct claim_arg *a = arg;
+  int r = brig_pool_renew (srv->ctx, a->name, a->seconds, err);
+
+  if (r < 0)
+    return r;
+  *out = tenancy_of (srv, a->name);
+  return 0;
+}
+
+static int
+release_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
+{
+  const struct claim_arg *a = arg;
   struct brig_reset_report rep = { 0 };
-  int r = brig_pool_release (srv->ctx, member, &rep, err);
+  int r = brig_pool_release_gen (srv->ctx, a->name, a->gen, &rep, err);
   brig_reset_report_free (&rep);
   return r;
 }
 
 /* Run fn in a forked child; its result (or error message) comes back on
- * a pipe as "CODE\nTEXT". The child keeps no fd of the server. */
+ * a pipe as "CODE\nTEXT". The child keeps no fd of the server but keep
+ * (-1: none), as SERVE_CHILD_FD. */
 static int
-in_child (struct serve *srv, child_fn fn, const char *arg, char **out, brig_error *err)
+in_child_fd (struct serve *srv, child_fn fn, const void *arg, int keep, char **out, brig_error *err)
 {
   int p[2], status, code = -EPROTO;
   _cleanup_free_ char *text = NULL;
@@ -209,8 +283,11 @@ in_child (struct serve *srv, child_fn fn, const char *arg, char **out, brig_erro
       sigemptyset (&none);
       signal (SIGPIPE, SIG_DFL);
       sigprocmask (SIG_SETMASK, &none, NULL);
+      int k = keep >= 0 ? fcntl (keep, F_DUPFD, 10) : -1;
       dup2 (p[1], 3);
-      syscall (SYS_close_range, 4U, ~0U, 0U);
+      if (k >= 0)
+        dup2 (k, SERVE_CHILD_FD);
+      syscall (SYS_close_range, k >= 0 ? SERVE_CHILD_FD + 1U : 4U, ~0U, 0U);
       r = fn (srv, arg, &res, &e);
       dprintf (3, "%d\n%s", r, r < 0 ? (e.msg ? e.msg : "failed") : (res ? res : ""));
       _exit (0);
@@ -231,19 +308,153 @@ in_child (struct serve *srv, child_fn fn, const char *arg, char **out, brig_erro
   return 0;
 }
 
-int
-serve_claim (struct serve *srv, const char *pool, char **member, brig_error *err)
+static int
+in_child (struct serve *srv, child_fn fn, const void *arg, char **out, brig_error *err)
 {
-  return in_child (srv, claim_fn, pool, member, err);
+  return in_child_fd (srv, fn, arg, -1, out, err);
+}
+
+static int
+copy_into_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
+{
+  const struct serve_copy *a = arg;
+  struct brig_copy_opts o = { .id = a->member, .path = a->dir, .as_is = true };
+
+  return brig_copy_into (srv->ctx, &o, a->produce, (void *) a, err);
 }
 
 int
-serve_release (struct serve *srv, const char *member, brig_error *err)
+serve_copy_into (struct serve *srv, const struct serve_copy *a, int spool, brig_error *err)
 {
-  return in_child (srv, release_fn, member, NULL, err);
+  return in_child_fd (srv, copy_into_fn, a, spool, NULL, err);
+}
+
+/* "GEN DEADLINE_NS" into sb's fields. */
+static int
+parse_tenancy (const char *s, unsigned long long *gen, uint64_t *deadline_ns)
+{
+  unsigned long long d;
+  return sscanf (s, "%llu %llu", gen, &d) == 2 ? (*deadline_ns = d, 0) : -EPROTO;
+}
+
+int
+serve_claim (struct serve *srv, const char *pool, const struct brig_claim_opts *o,
+             struct serve_sandbox *sb, brig_error *err)
+{
+  struct claim_arg a = { .name = pool, .o = o };
+  _cleanup_free_ char *out = NULL;
+  char *sp;
+  int r = in_child (srv, claim_fn, &a, &out, err);
+
+  if (r < 0)
+    return r;
+  sp = strchr (out, ' ');
+  if (sp == NULL || parse_tenancy (sp + 1, &sb->gen, &sb->deadline_ns) < 0)
+    return brig_error_say (err, EPROTO, "claim: unexpected answer \"%s\"", out);
+  *sp = '\0';
+  sb->member = xstrdup (out);
+  return 0;
+}
+
+int
+serve_renew (struct serve *srv, struct serve_sandbox *sb, long long seconds, brig_error *err)
+{
+  char secs[24];
+  struct claim_arg a = { .name = sb->member, .seconds = secs };
+  _cleanup_free_ char *out = NULL;
+  unsigned long long gen;
+  uint64_t dl;
+  int r;
+
+  snprintf (secs, sizeof secs, "%lld", seconds);
+  r = in_child (srv, renew_fn, &a, &out, err);
+  if (r < 0)
+    return r;
+  if (parse_tenancy (out, &gen, &dl) < 0)
+    return brig_error_say (err, EPROTO, "renew: unexpected answer \"%s\"", out);
+  if (sb->gen && gen != sb->gen)
+    return brig_error_say (err, ENOENT, "sandbox %s has ended", sb->id);
+  pthread_mutex_lock (&srv->mu);
+  sb->deadline_ns = dl;
+  sb->end = time (NULL) + seconds;
+  pthread_mutex_unlock (&srv->mu);
+  serve_record_write (srv, sb);
+  return 0;
+}
+
+int
+serve_release (struct serve *srv, const char *member, unsigned long long gen, brig_error *err)
+{
+  struct claim_arg a = { .name = member, .gen = gen };
+  return in_child (srv, release_fn, &a, NULL, err);
 }
 
 /* ---- the list ---- */
+
+static uint64_t
+boottime_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_BOOTTIME, &t);
+  return (uint64_t) t.tv_sec * 1000000000ULL + (uint64_t) t.tv_nsec;
+}
+
+/* Whether sb's tenancy is over: its lease's deadline passed (the keeper
+ * kills and releases the member then) or the member is no longer this
+ * tenancy (released, reset, claimed again). A file read, no lock. */
+static bool
+ended (struct serve *srv, struct serve_sandbox *sb)
+{
+  struct brig_tenancy t = { 0 };
+  uint64_t dl;
+
+  pthread_mutex_lock (&srv->mu);
+  dl = sb->deadline_ns;
+  pthread_mutex_unlock (&srv->mu);
+  if (dl && boottime_ns () >= dl)
+    return true;
+  if (brig_tenancy_peek (srv->ctx, sb->member, &t) < 0)
+    return false;           /* unreadable: kill and release judge it */
+  return t.state != BRIG_TENANCY_TENANT || (sb->gen && t.gen != sb->gen);
+}
+
+/* Take sb out of the list, no new processes, its processes killed;
+ * false: someone else did first. */
+static bool
+unlist (struct serve *srv, struct serve_sandbox *sb)
+{
+  struct serve_sandbox **pp;
+  bool listed = false;
+
+  pthread_mutex_lock (&srv->mu);
+  for (pp = &srv->sandboxes; *pp; pp = &(*pp)->next)
+    if (*pp == sb)
+      {
+        *pp = sb->next;
+        listed = true;
+        break;
+      }
+  sb->gone = true;
+  for (struct serve_proc *p = sb->procs; p; p = p->next)
+    serve_proc_signal (p, SIGKILL);
+  pthread_mutex_unlock (&srv->mu);
+  return listed;
+}
+
+/* Take an ended sb out of the list: its processes killed, its record
+ * dropped; its member is the keeper's (or the next tenant's) now. */
+static void
+drop (struct serve *srv, struct serve_sandbox *sb)
+{
+  bool listed = unlist (srv, sb);
+
+  if (!listed)
+    return;
+  brig_log (BRIG_LOG_INFO, "serve: sandbox %s ended (member %s: lease over or released)", sb->id,
+            sb->member);
+  serve_record_remove (srv, sb->id);
+  serve_sandbox_unref (sb);
+}
 
 struct serve_sandbox *
 serve_sandbox_get (struct serve *srv, const char *id, const char *owner)
@@ -258,7 +469,36 @@ serve_sandbox_get (struct serve *srv, const char *id, const char *owner)
         break;
       }
   pthread_mutex_unlock (&srv->mu);
+  if (sb && ended (srv, sb))
+    {
+      drop (srv, sb);
+      serve_sandbox_unref (sb);
+      return NULL;
+    }
   return sb;
+}
+
+void
+serve_sandboxes_sweep (struct serve *srv)
+{
+  struct serve_sandbox **all = NULL;
+  size_t n = 0;
+
+  pthread_mutex_lock (&srv->mu);
+  for (struct serve_sandbox *sb = srv->sandboxes; sb; sb = sb->next)
+    {
+      all = xrealloc (all, (n + 1) * sizeof *all);
+      __atomic_add_fetch (&sb->refs, 1, __ATOMIC_ACQ_REL);
+      all[n++] = sb;
+    }
+  pthread_mutex_unlock (&srv->mu);
+  for (size_t i = 0; i < n; i++)
+    {
+      if (ended (srv, all[i]))
+        drop (srv, all[i]);
+      serve_sandbox_unref (all[i]);
+    }
+  free (all);
 }
 
 void
@@ -268,31 +508,19 @@ serve_sandbox_unref (struct serve_sandbox *sb)
     return;
   free (sb->member);
   free (sb->pool);
+  brig_strv_free (sb->meta);
   free (sb);
 }
 
 int
 serve_sandbox_kill (struct serve *srv, struct serve_sandbox *sb, brig_error *err)
 {
-  struct serve_sandbox **pp;
-  bool listed = false;
+  bool listed = unlist (srv, sb);
   int r;
 
-  pthread_mutex_lock (&srv->mu);
-  for (pp = &srv->sandboxes; *pp; pp = &(*pp)->next)
-    if (*pp == sb)
-      {
-        *pp = sb->next;
-        listed = true;
-        break;
-      }
-  sb->gone = true;
-  for (struct serve_proc *p = sb->procs; p; p = p->next)
-    serve_proc_signal (p, SIGKILL);
-  pthread_mutex_unlock (&srv->mu);
   if (!listed)
     return brig_error_say (err, ENOENT, "sandbox %s is being killed already", sb->id);
-  r = serve_release (srv, sb->member, err);
+  r = serve_release (srv, sb->member, sb->gen, err);
   if (r < 0)
     brig_error_wrap (err, "release %s", sb->member);
   else

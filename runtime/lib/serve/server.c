@@ -36,6 +36,7 @@ struct serve_req {
   size_t len;
   bool refused;              /* over --max-body */
   bool answered;             /* refused at once (Content-Length) */
+  struct serve_upload *up;   /* POST /files: the body is spooled there (files.c) */
 };
 
 static struct serve_conn *
@@ -106,6 +107,7 @@ on_completed (void *cls, struct MHD_Connection *c, void **con_cls,
   if (rq)
     {
       free (rq->body);
+      serve_upload_free (rq->up);
       free (rq);
       *con_cls = NULL;
     }
@@ -117,9 +119,13 @@ sweeper (void *arg)
 {
   struct serve *srv = arg;
   int64_t limit = (int64_t) srv->o->request_timeout * 1000;
+  unsigned round = 0;
 
   while (!__atomic_load_n (&srv->stopping, __ATOMIC_ACQUIRE))
     {
+      /* once a second: records of sandboxes whose lease ended go */
+      if (round++ % 5 == 0)
+        serve_sandboxes_sweep (srv);
       int64_t now = brig_mono_ms ();
       pthread_mutex_lock (&srv->mu);
       for (struct serve_conn *k = srv->conns; k; k = k->next)
@@ -160,8 +166,17 @@ handle (void *cls, struct MHD_Connection *c, const char *url, const char *method
   if (rq == NULL)
     {
       const char *cl = serve_header (c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+      const char *sid = serve_header (c, "E2b-Sandbox-Id");
       rq = xmalloc0 (sizeof *rq);
       *con_cls = rq;
+      /* a file upload is not bounded by --max-body: it is spooled */
+      if (sid && strcmp (method, "POST") == 0 && strcmp (url, "/files") == 0)
+        {
+          enum MHD_Result r = serve_upload_begin (srv, c, sid, &rq->up);
+          if (rq->up == NULL)
+            rq->refused = rq->answered = true;
+          return r;
+        }
       if (cl && strtoull (cl, NULL, 10) > max)
         {
           rq->refused = rq->answered = true;
@@ -175,6 +190,11 @@ handle (void *cls, struct MHD_Connection *c, const char *url, const char *method
       *upload_size = 0;
       if (rq->refused)
         return MHD_YES;
+      if (rq->up)
+        {
+          serve_upload_feed (rq->up, upload, n);
+          return MHD_YES;
+        }
       /* libmicrohttpd takes no answer in the middle of a body: the rest
        * is read and dropped (within --request-timeout), then 413 */
       if (rq->len + n > max)
@@ -197,6 +217,11 @@ handle (void *cls, struct MHD_Connection *c, const char *url, const char *method
       return serve_error (c, 413, "request body over the limit of %zu bytes", max);
     }
   conn_reading (srv, c, false);
+  if (rq->up)
+    {
+      rq->answered = true;
+      return serve_upload_end (rq->up, c);
+    }
   return dispatch (srv, c, url, method, rq);
 }
 
