@@ -3,8 +3,8 @@
  * container's root user: what it makes belongs to the container's ids, and
  * no host path is reachable from it. Non-dumpable before it joins
  * anything, so nothing in the container can reach it through /proc.
- * (brig cp's child, container/copy.c on s8-t3, joins the same way and
- * also the memory and pids cgroups; this becomes a call of it once merged.) */
+ * Unlike brig cp's child (container/copy.c) it does not join the memory
+ * and pids cgroups (docs/serve.md "Not yet"). */
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -57,72 +57,49 @@ join (struct serve *srv, const char *member, brig_error *err)
   return 0;
 }
 
-static _Noreturn void
-child (struct serve *srv, const char *member, const struct serve_fs_args *a)
+struct fs_call {
+  const char *member;
+  const struct serve_fs_args *a;
+};
+
+/* In the child of serve_in_child: join the member, make the call. */
+static int
+fs_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
 {
-  brig_error err = { 0 };
+  const struct fs_call *fc = arg;
+  const struct serve_fs_args *a = fc->a;
   yajl_gen g = serve_jg_new ();
-  _cleanup_free_ char *json = NULL;
   int r, root;
 
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-    _exit (2);
-  /* a call that hangs on the tenant's file system ends (SIGALRM kills) */
-  signal (SIGALRM, SIG_DFL);
-  alarm (60);
-  r = join (srv, member, &err);
+    r = brig_error_errno (err, "prctl");
+  else
+    {
+      /* a call that hangs on the tenant's file system ends (SIGALRM kills) */
+      signal (SIGALRM, SIG_DFL);
+      alarm (60);
+      r = join (srv, fc->member, err);
+    }
   if (r == 0 && (root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-    r = brig_error_errno (&err, "open /");
+    r = brig_error_errno (err, "open /");
   if (r == 0)
     switch (a->op)
       {
-      case SERVE_FS_STAT: r = serve_fs_stat (root, a->path, g, &err); break;
-      case SERVE_FS_LIST: r = serve_fs_list (root, a->path, a->depth, g, &err); break;
-      case SERVE_FS_MKDIR: r = serve_fs_mkdir (root, a->path, g, &err); break;
-      case SERVE_FS_MOVE: r = serve_fs_move (root, a->path, a->dest, g, &err); break;
-      default: r = serve_fs_remove (root, a->path, &err); break;
+      case SERVE_FS_STAT: r = serve_fs_stat (root, a->path, g, err); break;
+      case SERVE_FS_LIST: r = serve_fs_list (root, a->path, a->depth, g, err); break;
+      case SERVE_FS_MKDIR: r = serve_fs_mkdir (root, a->path, g, err); break;
+      case SERVE_FS_MOVE: r = serve_fs_move (root, a->path, a->dest, g, err); break;
+      default: r = serve_fs_remove (root, a->path, err); break;
       }
-  json = serve_jg_done (g, NULL);
-  dprintf (3, "%d\n%s", r, r < 0 ? (err.msg ? err.msg : "failed") : json);
-  _exit (0);
+  *out = serve_jg_done (g, NULL);
+  return r;
 }
 
 int
 serve_fs_call (struct serve *srv, const char *member, const struct serve_fs_args *a, char **json,
                brig_error *err)
 {
-  _cleanup_free_ char *text = NULL;
-  int p[2], status, code;
-  size_t len = 0;
-  char *nl;
-  pid_t pid;
+  struct fs_call fc = { member, a };
 
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    return brig_error_errno (err, "pipe");
-  pid = fork ();
-  if (pid < 0)
-    {
-      close (p[0]);
-      close (p[1]);
-      return brig_error_errno (err, "fork");
-    }
-  if (pid == 0)
-    {
-      dup2 (p[1], 3);
-      syscall (SYS_close_range, 4U, ~0U, 0U);
-      child (srv, member, a);
-    }
-  close (p[1]);
-  brig_read_fd (p[0], &text, &len, NULL);
-  close (p[0]);
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (text == NULL || (nl = strchr (text, '\n')) == NULL)
-    return brig_error_say (err, EPROTO, "the filesystem call's child died (status %d)", status);
-  *nl = '\0';
-  code = atoi (text);
-  if (code < 0)
-    return brig_error_say (err, -code, "%s", nl + 1);
-  *json = xstrdup (nl + 1);
-  return 0;
+  return serve_in_child (srv, fs_fn, &fc, -1, json, err);
 }

@@ -177,6 +177,17 @@ int serve_renew (struct serve *srv, struct serve_sandbox *sb, long long seconds,
 int serve_release (struct serve *srv, const char *member, unsigned long long gen, brig_error *err);
 /* The fd a child of serve_copy_into keeps (the spool). */
 #define SERVE_CHILD_FD 4
+
+/* A library call made in a forked child of the server (calls that fork,
+ * wait or change signal dispositions must not run in a server thread). */
+typedef int (*serve_child_fn) (struct serve *srv, const void *arg, char **out, brig_error *err);
+
+/* Run fn in a forked child with default signals; its result (or error
+ * message) comes back on a pipe as "CODE\nTEXT" into *out (out may be
+ * NULL). The child keeps no fd of the server but keep (-1: none), as
+ * SERVE_CHILD_FD. */
+int serve_in_child (struct serve *srv, serve_child_fn fn, const void *arg, int keep, char **out,
+                    brig_error *err);
 /* A one-file copy into a member (files.c): produce writes the archive. */
 struct serve_copy {
   const char *member;

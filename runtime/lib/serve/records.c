@@ -187,7 +187,6 @@ serve_record_remove (struct serve *srv, const char *id)
 
 /* ---- library calls in a child ---- */
 
-typedef int (*child_fn) (struct serve *srv, const void *arg, char **out, brig_error *err);
 
 struct claim_arg {
   const char *name;                  /* the pool (claim), the member (renew, release) */
@@ -253,11 +252,8 @@ release_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
   return r;
 }
 
-/* Run fn in a forked child; its result (or error message) comes back on
- * a pipe as "CODE\nTEXT". The child keeps no fd of the server but keep
- * (-1: none), as SERVE_CHILD_FD. */
-static int
-in_child_fd (struct serve *srv, child_fn fn, const void *arg, int keep, char **out, brig_error *err)
+int
+serve_in_child (struct serve *srv, serve_child_fn fn, const void *arg, int keep, char **out, brig_error *err)
 {
   int p[2], status, code = -EPROTO;
   _cleanup_free_ char *text = NULL;
@@ -309,9 +305,9 @@ in_child_fd (struct serve *srv, child_fn fn, const void *arg, int keep, char **o
 }
 
 static int
-in_child (struct serve *srv, child_fn fn, const void *arg, char **out, brig_error *err)
+in_child (struct serve *srv, serve_child_fn fn, const void *arg, char **out, brig_error *err)
 {
-  return in_child_fd (srv, fn, arg, -1, out, err);
+  return serve_in_child (srv, fn, arg, -1, out, err);
 }
 
 static int
@@ -326,7 +322,7 @@ copy_into_fn (struct serve *srv, const void *arg, char **out, brig_error *err)
 int
 serve_copy_into (struct serve *srv, const struct serve_copy *a, int spool, brig_error *err)
 {
-  return in_child_fd (srv, copy_into_fn, a, spool, NULL, err);
+  return serve_in_child (srv, copy_into_fn, a, spool, NULL, err);
 }
 
 /* "GEN DEADLINE_NS" into sb's fields. */
