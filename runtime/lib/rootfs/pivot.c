@@ -257,6 +257,19 @@ mask_path (int rootfd, const char *path, int *devnull, struct brig_fd_batch *fds
   return 0;
 }
 
+/* The mount of fd read-only without mount_setattr (kernels before 5.12):
+ * a bind remount that keeps its nosuid, nodev and noexec. */
+static int
+remount_ro_legacy (int fd)
+{
+  struct statvfs sv;
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+
+  if (fstatvfs (fd, &sv) == 0)
+    flags |= sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC);
+  return brig_mount_onto_fd (NULL, fd, NULL, flags, NULL);
+}
+
 /* A read-only copy of the path with its submounts, put on top of it: the
  * attributes it had (nosuid, nodev, noexec) stay. Four calls (openat2,
  * open_tree, mount_setattr, move_mount) and the fds go to fds: mount(2)
@@ -283,13 +296,7 @@ readonly_path (int rootfd, const char *path, struct brig_fd_batch *fds,
   if (r == 0)
     r = brig_move_mount_to_fd (tree, target);
   else if (r == -ENOSYS && (r = brig_move_mount_to_fd (tree, target)) == 0)
-    {
-      struct statvfs sv;
-      unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
-      if (fstatvfs (tree, &sv) == 0)
-        flags |= sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC);
-      r = brig_mount_onto_fd (NULL, tree, NULL, flags, NULL);
-    }
+    r = remount_ro_legacy (tree);
   if (r < 0)
     return brig_error_set (err, -r, "make %s read-only", path);
   return 0;
@@ -310,13 +317,7 @@ make_mount_readonly (int rootfd, const char *path, brig_error *err)
     }
   r = brig_mount_setattr_fd (fd, false, MOUNT_ATTR_RDONLY, 0, 0, -1);
   if (r == -ENOSYS)
-    {
-      struct statvfs sv;
-      unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
-      if (fstatvfs (fd, &sv) == 0)
-        flags |= sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC);
-      r = brig_mount_onto_fd (NULL, fd, NULL, flags, NULL);
-    }
+    r = remount_ro_legacy (fd);
   if (r < 0)
     return brig_error_set (err, -r, "remount %s read-only", path);
   return 0;
