@@ -124,8 +124,24 @@ write_default_config() {
 # test_tmpdir KIND: a new /tmp/brig-test-KIND.* directory. BRIG_TEST_TAG
 # (set by tests/run-tests.sh) marks what this run made, so the runner can
 # remove it when a killed bats never ran its teardown.
+# Inside a test (BATS_TEST_TMPDIR) the directory is also noted, and
+# teardown_bundle removes it, also when the test failed before its own rm.
 test_tmpdir() {
-	mktemp -d "/tmp/brig-test-$1.${BRIG_TEST_TAG:+$BRIG_TEST_TAG-}XXXXXX"
+	local d
+	d="$(mktemp -d "/tmp/brig-test-$1.${BRIG_TEST_TAG:+$BRIG_TEST_TAG-}XXXXXX")" || return 1
+	[ -z "${BATS_TEST_TMPDIR:-}" ] || echo "$d" >>"$BATS_TEST_TMPDIR/brig-tmpdirs"
+	echo "$d"
+}
+
+# remove_test_tmpdirs: what test_tmpdir made in this test (never crossing
+# into a file system mounted below one).
+remove_test_tmpdirs() {
+	local d
+	[ -n "${BATS_TEST_TMPDIR:-}" ] && [ -f "$BATS_TEST_TMPDIR/brig-tmpdirs" ] || return 0
+	while read -r d; do
+		case "$d" in /tmp/brig-test-*) rm -rf --one-file-system "$d" 2>/dev/null || true ;; esac
+	done <"$BATS_TEST_TMPDIR/brig-tmpdirs"
+	rm -f "$BATS_TEST_TMPDIR/brig-tmpdirs"
 }
 
 # setup_bundle: create $ROOT (state; kept when the test's setup made one)
@@ -288,6 +304,7 @@ teardown_bundle() {
 	cd /
 	[ -n "${BUNDLE:-}" ] && rm -rf "$BUNDLE"
 	remove_test_cgroups
+	remove_test_tmpdirs
 	return 0
 }
 
