@@ -23,17 +23,17 @@ cmd_fork (struct brig_globals *g, int argc, char **argv)
     switch (c)
       {
       case 'p':
-        fprintf (stderr, "brig fork: --processes: processes are not copied: that needs criu "
-                 "(checkpoint/restore), which cannot run on this kernel; a fork gets "
+        fprintf (stderr, "brig fork: --processes: processes are not copied (that would need criu's "
+                 "checkpoint/restore, which brig fork does not use); a fork gets "
                  "SOURCE's config and files, and starts its own process with brig start\n");
         return 1;
       case 'h':
         printf ("Usage: brig fork SOURCE NEW [NEW...]\n\n"
                 "Create each NEW (status created) from SOURCE's config and a copy of its\n"
                 "ephemeral layer (run.brig.rootfs.ephemeral), taken while SOURCE is frozen;\n"
-                "SOURCE goes on running. Processes are not copied (criu cannot run here).\n"
+                "SOURCE goes on running. Processes are not copied (that would need criu).\n"
                 "All or nothing: on failure no NEW is left, and SOURCE is thawed.\n\n"
-                "  --processes   refused: copying processes needs criu, which cannot run here\n");
+                "  --processes   refused: copying processes would need criu, which fork does not use\n");
         return 0;
       default: return 1;
       }
